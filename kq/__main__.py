@@ -1,0 +1,3 @@
+from kq.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,103 @@
+"""The ``kq`` command: controller, embedded sandbox, API server and diagnostics."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from kq import __version__
+from kq.config import ConfigError, KqConfig, load_config
+from kq.plugins import build_plugin_manager, plugin_names
+
+Command = Callable[[argparse.Namespace], int]
+
+
+def _report_lines(config: KqConfig) -> list[str]:
+    pm = build_plugin_manager(config.plugins)
+    lines = [f"kq {__version__}", f"plugins: {', '.join(plugin_names(pm)) or 'none'}"]
+    for contribution in pm.hook.kq_report_header(config=config):
+        lines.extend([contribution] if isinstance(contribution, str) else contribution)
+    return lines
+
+
+def cmd_version(args: argparse.Namespace) -> int:
+    print("\n".join(_report_lines(load_config(args.config))))
+    return 0
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    print(
+        "PLACEHOLDER DEMO: the scripted S1 story (embedded API server, simulated TPU cluster and "
+        "the kq controller) replaces this once the sandbox and job framework land "
+        "(issues 5 and 8). Until then, this shows what is installed:\n"
+    )
+    print("\n".join(_report_lines(KqConfig())))
+    return 0
+
+
+def _not_yet(issue: str) -> Command:
+    def command(args: argparse.Namespace) -> int:
+        print(f"kq {args.command}: not implemented yet (tracked in {issue})", file=sys.stderr)
+        return 2
+
+    return command
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="kq",
+        description=(
+            "Kubernetes-native job queueing that speaks Kueue's API (kueue.x-k8s.io): "
+            "decides when a batch job may start and on which flavor of nodes."
+        ),
+    )
+    parser.add_argument("--version", action="version", version=f"kq {__version__}")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    version = commands.add_parser(
+        "version", help="print kq's version and the plugins that load with this configuration"
+    )
+    version.add_argument("--config", type=Path, help="kq configuration file (YAML)")
+    version.set_defaults(func=cmd_version)
+
+    run = commands.add_parser(
+        "run", help="run the kq controller against a cluster (kubeconfig or in-cluster)"
+    )
+    run.add_argument("--config", type=Path, help="kq configuration file (YAML)")
+    run.add_argument("--kubeconfig", type=Path, help="kubeconfig to use instead of in-cluster")
+    run.set_defaults(func=_not_yet("issue 6"))
+
+    dev = commands.add_parser(
+        "dev", help="run the embedded API server, a simulated cluster and the controller"
+    )
+    dev.add_argument("--data-dir", type=Path, default=Path(".kq/dev"), help="state directory")
+    dev.add_argument("--port", type=int, default=0, help="API server port (0: any free port)")
+    dev.add_argument("--profile", default="s1", help="cluster profile name or YAML file")
+    dev.add_argument("--speed", type=float, default=1.0, help="time acceleration factor")
+    dev.add_argument("--fresh", action="store_true", help="discard state from earlier runs")
+    dev.add_argument("--no-controller", action="store_true", help="do not start kq itself")
+    dev.set_defaults(func=_not_yet("issue 5"))
+
+    apiserver = commands.add_parser(
+        "apiserver", help="serve the embedded Kubernetes API server alone, in the foreground"
+    )
+    apiserver.add_argument("--data-dir", type=Path, default=Path(".kq/apiserver"))
+    apiserver.add_argument("--port", type=int, default=0, help="port (0: any free port)")
+    apiserver.set_defaults(func=_not_yet("issue 3"))
+    demo = commands.add_parser(
+        "demo", help="run a scripted end-to-end scenario on the embedded default, then exit"
+    )
+    demo.set_defaults(func=cmd_demo)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    func: Command = args.func
+    try:
+        return func(args)
+    except ConfigError as exc:
+        print(f"kq: configuration error: {exc}", file=sys.stderr)
+        return 2

@@ -1,0 +1,125 @@
+"""The contract between kq's core and its plugins.
+
+Every extension point is a hook named ``kq_*``. Pluggy is synchronous, so hooks here either
+register objects once at start-up (``kq_register_*``), make pure decisions over immutable
+values, or observe. I/O-doing extensions (job integrations, admission-check controllers) are
+*registered classes* implementing async Protocols, never async hook implementations: an async
+hookimpl returns an un-awaited coroutine that would win every ``firstresult`` call.
+
+Conventions, as in pytest's hookspec: ``firstresult`` hooks stop at the first non-``None``
+result and ``None`` means "abstain"; kq's built-in defaults are ``trylast`` so third-party
+implementations win. Implementations may accept a subset of the parameters; parameters may be
+added later, never removed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+import pluggy
+
+if TYPE_CHECKING:
+    from kq.config import KqConfig
+
+PROJECT_NAME = "kq"
+ENTRY_POINT_GROUP = "kq"
+
+hookspec = pluggy.HookspecMarker(PROJECT_NAME)
+hookimpl = pluggy.HookimplMarker(PROJECT_NAME)
+
+Register = Callable[[Any], None]
+"""``register(obj)``: adds one named implementation; a duplicate name is an error naming both."""
+
+
+# -- lifecycle -------------------------------------------------------------------------------
+
+
+@hookspec(historic=True)
+def kq_configure(config: KqConfig) -> None:
+    """Called once with the validated configuration, and replayed to plugins registered later.
+
+    Plugins read their own settings here; no I/O that can block start-up.
+    """
+
+
+@hookspec
+def kq_report_header(config: KqConfig) -> list[str] | str | None:
+    """Lines a plugin adds to ``kq version`` and the start-up log (name, version, mode).
+
+    Pure; return ``None`` to add nothing.
+    """
+
+
+# -- registration (once at start-up; names must be unique across plugins) ----------------------
+
+
+@hookspec
+def kq_register_queueing_strategies(register: Register) -> None:
+    """Register queueing strategy classes; each ``NAME`` matches ``spec.queueingStrategy``.
+
+    Built-ins: ``StrictFIFO`` and ``BestEffortFIFO``.
+    """
+
+
+@hookspec
+def kq_register_flavor_assigners(register: Register) -> None:
+    """Register flavor assigner classes, selectable per ClusterQueue by ``NAME``.
+
+    Built-ins: ``InOrder`` (upstream) and ``MinimizeBorrowing``.
+    """
+
+
+@hookspec
+def kq_register_preemption_policies(register: Register) -> None:
+    """Register preemptors that propose victims for a head that does not fit.
+
+    Built-in: classic preemption (within ClusterQueue, reclaim and borrow within cohort).
+    """
+
+
+@hookspec
+def kq_register_admission_checks(register: Register) -> None:
+    """Register admission-check controller classes keyed by ``controllerName``.
+
+    Their methods are async; the runtime drives them like any controller.
+    """
+
+
+@hookspec
+def kq_register_job_integrations(register: Register) -> None:
+    """Register job integrations (GVK, PodSets, run/stop/finished) keyed by framework name.
+
+    Built-ins: ``batch/job``, ``jobset.x-k8s.io/jobset``, ``ray.io/rayjob``,
+    ``kubeflow.org/mpijob``.
+    """
+
+
+# -- decisions inside the scheduling cycle (pure, synchronous, over immutable snapshots) --------
+
+
+@hookspec(firstresult=True)
+def kq_workload_admissible(workload: Any, cluster_queue: Any) -> str | None:
+    """Veto a head before flavor assignment: return the reason it may not be admitted now.
+
+    ``None`` abstains; the reason becomes the Workload's pending message and the span's reason.
+    """
+
+
+# -- observers (results ignored; must not do I/O inline — hand off to a queue) ----------------
+
+
+@hookspec
+def kq_on_decision(decision: Any) -> None:
+    """Called for each workload decision of a scheduling cycle (admit, park, preempt, skip).
+
+    For audit, explanations and notifications; the decision is immutable.
+    """
+
+
+@hookspec
+def kq_on_cycle_end(summary: Any) -> None:
+    """Called once at the end of every scheduling cycle with its summary.
+
+    For metrics and tracing plugins.
+    """

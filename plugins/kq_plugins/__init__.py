@@ -1,0 +1,1 @@
+"""kq's built-in plugins, each registered through the ``kq`` entry-point group."""
