@@ -1,0 +1,1 @@
+"""The embedded default: an in-process Kubernetes API server and a simulated cluster."""
