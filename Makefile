@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: demo test lint format install clean
+.PHONY: demo test test-fast lint format install clean
 
 $(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -17,7 +17,14 @@ install: $(STAMP)
 demo: $(STAMP)
 	$(BIN)/kq demo
 
+# The suite runs against the embedded API server and a real kube-apiserver + etcd, built once
+# from pinned Go modules into ~/.cache/kq (tests/realk8s/build.sh; a few minutes cold, cached).
 test: $(STAMP)
+	bash tests/realk8s/build.sh >/dev/null
+	KQ_REALK8S=1 $(BIN)/pytest --backend=both $(PYTEST_ARGS)
+
+# Embedded backend only, no Go build: the quick loop while developing.
+test-fast: $(STAMP)
 	$(BIN)/pytest $(PYTEST_ARGS)
 
 lint: $(STAMP)
