@@ -20,7 +20,11 @@ from typing import TYPE_CHECKING, Any
 import pluggy
 
 if TYPE_CHECKING:
+    from kq.api.clusterqueue import ClusterQueue
     from kq.config import KqConfig
+    from kq.scheduler.cycle import CycleResult
+    from kq.scheduler.decisions import Decision
+    from kq.workload.info import WorkloadInfo
 
 PROJECT_NAME = "kq"
 ENTRY_POINT_GROUP = "kq"
@@ -56,25 +60,25 @@ def kq_report_header(config: KqConfig) -> list[str] | str | None:
 
 @hookspec
 def kq_register_queueing_strategies(register: Register) -> None:
-    """Register queueing strategy classes; each ``NAME`` matches ``spec.queueingStrategy``.
+    """Register ``kq.queue.strategy.QueueingStrategy`` classes; ``NAME`` = ``queueingStrategy``.
 
-    Built-ins: ``StrictFIFO`` and ``BestEffortFIFO``.
+    Instantiated once; built-ins: ``StrictFIFO`` and ``BestEffortFIFO``.
     """
 
 
 @hookspec
 def kq_register_flavor_assigners(register: Register) -> None:
-    """Register flavor assigner classes, selectable per ClusterQueue by ``NAME``.
+    """Register ``kq.scheduler.protocols.FlavorAssigner`` classes, chosen per ClusterQueue.
 
-    Built-ins: ``InOrder`` (upstream) and ``MinimizeBorrowing``.
+    Chosen by annotation ``kq.dev/flavor-assignment``; built-ins: InOrder, MinimizeBorrowing.
     """
 
 
 @hookspec
 def kq_register_preemption_policies(register: Register) -> None:
-    """Register preemptors that propose victims for a head that does not fit.
+    """Register ``kq.scheduler.protocols.Preemptor`` classes that propose victims for a head.
 
-    Built-in: classic preemption (within ClusterQueue, reclaim and borrow within cohort).
+    Built-in: ``ClassicPreemption`` (within ClusterQueue, reclaim and borrow within cohort).
     """
 
 
@@ -88,8 +92,10 @@ def kq_register_admission_checks(register: Register) -> None:
 
 @hookspec
 def kq_register_job_integrations(register: Register) -> None:
-    """Register job integrations (GVK, PodSets, run/stop/finished) keyed by framework name.
+    """Register ``kq.jobframework.GenericJob`` classes; ``NAME`` is the framework name.
 
+    Instantiated once without arguments and checked against the Protocol at registration;
+    optional capabilities are the ``JobWith*`` Protocols. Methods are pure over job dicts.
     Built-ins: ``batch/job``, ``jobset.x-k8s.io/jobset``, ``ray.io/rayjob``,
     ``kubeflow.org/mpijob``.
     """
@@ -99,7 +105,7 @@ def kq_register_job_integrations(register: Register) -> None:
 
 
 @hookspec(firstresult=True)
-def kq_workload_admissible(workload: Any, cluster_queue: Any) -> str | None:
+def kq_workload_admissible(workload: WorkloadInfo, cluster_queue: ClusterQueue) -> str | None:
     """Veto a head before flavor assignment: return the reason it may not be admitted now.
 
     ``None`` abstains; the reason becomes the Workload's pending message and the span's reason.
@@ -110,7 +116,7 @@ def kq_workload_admissible(workload: Any, cluster_queue: Any) -> str | None:
 
 
 @hookspec
-def kq_on_decision(decision: Any) -> None:
+def kq_on_decision(decision: Decision) -> None:
     """Called for each workload decision of a scheduling cycle (admit, park, preempt, skip).
 
     For audit, explanations and notifications; the decision is immutable.
@@ -118,7 +124,7 @@ def kq_on_decision(decision: Any) -> None:
 
 
 @hookspec
-def kq_on_cycle_end(summary: Any) -> None:
+def kq_on_cycle_end(summary: CycleResult) -> None:
     """Called once at the end of every scheduling cycle with its summary.
 
     For metrics and tracing plugins.

@@ -1,0 +1,153 @@
+"""ClusterQueue spec: quotas, cohort, queueing, fungibility, preemption and selection knobs."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from kq.api.invalid import Invalid, ParseError
+from kq.api.quotas import (
+    FlavorResource,
+    ResourceGroup,
+    ResourceQuota,
+    parse_resource_groups,
+    quotas_by_flavor_resource,
+)
+from kq.api.selectors import LabelSelector, parse_label_selector
+
+FLAVOR_ASSIGNER_ANNOTATION = "kq.dev/flavor-assignment"
+"""kq's per-ClusterQueue choice of flavor assigner; Kueue's schema has no such field."""
+DEFAULT_FLAVOR_ASSIGNER = "InOrder"
+
+MAY_STOP_SEARCH = "MayStopSearch"
+TRY_NEXT_FLAVOR = "TryNextFlavor"
+_FUNGIBILITY_ALIASES = {"Borrow": MAY_STOP_SEARCH, "Preempt": MAY_STOP_SEARCH}
+
+
+@dataclass(frozen=True, slots=True)
+class FlavorFungibility:
+    when_can_borrow: str = MAY_STOP_SEARCH
+    when_can_preempt: str = TRY_NEXT_FLAVOR
+    preference: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class PreemptionPolicy:
+    within_cluster_queue: str = "Never"
+    reclaim_within_cohort: str = "Never"
+    borrow_within_cohort: str = "Never"
+    max_priority_threshold: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ClusterQueue:
+    name: str
+    resource_groups: tuple[ResourceGroup, ...] = ()
+    cohort: str | None = None
+    queueing_strategy: str = "BestEffortFIFO"
+    namespace_selector: LabelSelector | None = None
+    flavor_fungibility: FlavorFungibility = FlavorFungibility()
+    preemption: PreemptionPolicy = PreemptionPolicy()
+    admission_checks: tuple[str, ...] = ()
+    stop_policy: str = "None"
+    flavor_assigner: str = DEFAULT_FLAVOR_ASSIGNER
+    deleting: bool = False
+    quotas: Mapping[FlavorResource, ResourceQuota] = field(default_factory=dict)
+
+    @property
+    def flavor_names(self) -> tuple[str, ...]:
+        return tuple(n for g in self.resource_groups for n in g.flavor_names)
+
+    def group_for(self, resource: str) -> ResourceGroup | None:
+        for group in self.resource_groups:
+            if resource in group.covered_resources:
+                return group
+        return None
+
+
+def _choice(value: object, allowed: tuple[str, ...], default: str, path: str) -> str:
+    if value is None:
+        return default
+    value = _FUNGIBILITY_ALIASES.get(str(value), str(value))
+    if value not in allowed:
+        raise ParseError(f"{path}: unsupported value {value!r} (allowed: {', '.join(allowed)})")
+    return value
+
+
+def _fungibility(raw: Mapping[str, Any]) -> FlavorFungibility:
+    options = (MAY_STOP_SEARCH, TRY_NEXT_FLAVOR)
+    return FlavorFungibility(
+        _choice(
+            raw.get("whenCanBorrow"), options, MAY_STOP_SEARCH, "flavorFungibility.whenCanBorrow"
+        ),
+        _choice(
+            raw.get("whenCanPreempt"), options, TRY_NEXT_FLAVOR, "flavorFungibility.whenCanPreempt"
+        ),
+        raw.get("preference"),
+    )
+
+
+def _preemption(raw: Mapping[str, Any]) -> PreemptionPolicy:
+    borrow = raw.get("borrowWithinCohort") or {}
+    policy = PreemptionPolicy(
+        within_cluster_queue=_choice(
+            raw.get("withinClusterQueue"),
+            ("Never", "LowerPriority", "LowerOrNewerEqualPriority"),
+            "Never",
+            "preemption.withinClusterQueue",
+        ),
+        reclaim_within_cohort=_choice(
+            raw.get("reclaimWithinCohort"),
+            ("Never", "LowerPriority", "Any"),
+            "Never",
+            "preemption.reclaimWithinCohort",
+        ),
+        borrow_within_cohort=_choice(
+            borrow.get("policy"),
+            ("Never", "LowerPriority"),
+            "Never",
+            "preemption.borrowWithinCohort",
+        ),
+        max_priority_threshold=borrow.get("maxPriorityThreshold"),
+    )
+    if policy.reclaim_within_cohort == "Never" and policy.borrow_within_cohort != "Never":
+        raise ParseError(
+            "preemption: borrowWithinCohort needs reclaimWithinCohort other than Never"
+        )
+    return policy
+
+
+def parse_cluster_queue(obj: Mapping[str, Any]) -> ClusterQueue | Invalid:
+    meta = obj.get("metadata") or {}
+    name = str(meta.get("name", ""))
+    spec = obj.get("spec") or {}
+    try:
+        cohort = spec.get("cohort") or spec.get("cohortName") or None
+        groups = parse_resource_groups(
+            spec.get("resourceGroups"), has_parent=cohort is not None, check_lending=True
+        )
+        checks = [str(c) for c in spec.get("admissionChecks") or ()]
+        for rule in (spec.get("admissionChecksStrategy") or {}).get("admissionChecks") or ():
+            checks.append(str(rule["name"]))
+        return ClusterQueue(
+            name=name,
+            resource_groups=groups,
+            cohort=cohort,
+            queueing_strategy=str(spec.get("queueingStrategy") or "BestEffortFIFO"),
+            # Deviation from Kueue, where an unset selector admits from no namespace: GKE's
+            # documented manifests (scenario S2) omit it and expect their jobs to run.
+            namespace_selector=parse_label_selector(spec.get("namespaceSelector") or {}),
+            flavor_fungibility=_fungibility(spec.get("flavorFungibility") or {}),
+            preemption=_preemption(spec.get("preemption") or {}),
+            admission_checks=tuple(checks),
+            stop_policy=str(spec.get("stopPolicy") or "None"),
+            flavor_assigner=str(
+                (meta.get("annotations") or {}).get(FLAVOR_ASSIGNER_ANNOTATION)
+                or DEFAULT_FLAVOR_ASSIGNER
+            ),
+            deleting=meta.get("deletionTimestamp") is not None,
+            quotas=quotas_by_flavor_resource(groups),
+        )
+    except (KeyError, TypeError, ParseError) as error:
+        return Invalid("ClusterQueue", name, "InvalidSpec", f"invalid spec: {error}")

@@ -1,0 +1,191 @@
+"""Workload: pod sets with their per-pod requests, queue, priority, conditions and admission."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from kq.api.conditions import Condition, find, is_true, parse_conditions
+from kq.api.invalid import Invalid, ParseError
+from kq.api.podrequests import pod_requests
+from kq.api.quantity import QuantityError, to_amount
+from kq.api.selectors import (
+    NodeConstraints,
+    Toleration,
+    parse_node_constraints,
+    parse_tolerations,
+)
+from kq.api.timestamps import parse_time
+
+QUOTA_RESERVED = "QuotaReserved"
+ADMITTED = "Admitted"
+EVICTED = "Evicted"
+PREEMPTED = "Preempted"
+FINISHED = "Finished"
+REQUEUED = "Requeued"
+
+
+@dataclass(frozen=True, slots=True)
+class PodSet:
+    name: str
+    count: int
+    requests: Mapping[str, int]
+    """Per-pod requests in Kueue units (cpu in millicores)."""
+    min_count: int | None = None
+    tolerations: tuple[Toleration, ...] = ()
+    node_constraints: NodeConstraints = field(default_factory=NodeConstraints)
+    priority_class_name: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class PodSetAssignment:
+    name: str
+    flavors: Mapping[str, str]
+    resource_usage: Mapping[str, int]
+    count: int
+
+
+@dataclass(frozen=True, slots=True)
+class Admission:
+    cluster_queue: str
+    pod_set_assignments: tuple[PodSetAssignment, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Workload:
+    namespace: str
+    name: str
+    uid: str
+    pod_sets: tuple[PodSet, ...]
+    queue_name: str
+    priority: int = 0
+    priority_class_name: str | None = None
+    active: bool = True
+    creation_time: float = 0.0
+    labels: Mapping[str, str] = field(default_factory=dict)
+    conditions: tuple[Condition, ...] = ()
+    admission: Admission | None = None
+    reclaimable_pods: Mapping[str, int] = field(default_factory=dict)
+    key: str = field(init=False, repr=False, compare=False)
+    """``namespace/name``, computed once: it is looked up on every queue and cache operation."""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "key", f"{self.namespace}/{self.name}")
+
+    @property
+    def is_finished(self) -> bool:
+        return is_true(self.conditions, FINISHED)
+
+    @property
+    def has_quota_reservation(self) -> bool:
+        return self.admission is not None and is_true(self.conditions, QUOTA_RESERVED)
+
+    @property
+    def awaiting_requeue(self) -> bool:
+        """``Requeued=False``: evicted and backing off; it may not enter the active heap."""
+        requeued = find(self.conditions, REQUEUED)
+        return requeued is not None and not requeued.is_true
+
+    @property
+    def is_admitted(self) -> bool:
+        return is_true(self.conditions, ADMITTED)
+
+    def with_admission(
+        self, admission: Admission | None, conditions: tuple[Condition, ...]
+    ) -> Workload:
+        """A copy carrying a new admission and conditions (faster than ``dataclasses.replace``)."""
+        return Workload(
+            self.namespace,
+            self.name,
+            self.uid,
+            self.pod_sets,
+            self.queue_name,
+            self.priority,
+            self.priority_class_name,
+            self.active,
+            self.creation_time,
+            self.labels,
+            conditions,
+            admission,
+            self.reclaimable_pods,
+        )
+
+    def queue_order_time(self, eviction_timestamp: bool = True) -> float:
+        """Creation time, or the eviction time for PodsReady-timeout/admission-check evictions."""
+        evicted = find(self.conditions, EVICTED)
+        if (
+            eviction_timestamp
+            and evicted is not None
+            and evicted.is_true
+            and evicted.reason in ("PodsReadyTimeout", "AdmissionCheck")
+            and evicted.last_transition_time is not None
+        ):
+            return evicted.last_transition_time
+        return self.creation_time
+
+
+def _pod_set(raw: Mapping[str, Any], index: int) -> PodSet:
+    template = raw.get("template") or {}
+    spec = template.get("spec") or {}
+    count = int(raw.get("count", 1))
+    min_count = raw.get("minCount")
+    if count < 0 or (min_count is not None and not 0 <= int(min_count) <= count):
+        raise ParseError(f"podSets[{index}]: count/minCount out of range")
+    return PodSet(
+        name=str(raw.get("name") or "main"),
+        count=count,
+        requests=pod_requests(spec),
+        min_count=None if min_count is None else int(min_count),
+        tolerations=parse_tolerations(spec.get("tolerations")),
+        node_constraints=parse_node_constraints(spec),
+        priority_class_name=spec.get("priorityClassName"),
+    )
+
+
+def _admission(raw: Mapping[str, Any] | None) -> Admission | None:
+    if not raw:
+        return None
+    assignments = []
+    for psa in raw.get("podSetAssignments") or ():
+        usage = psa.get("resourceUsage") or {}
+        assignments.append(
+            PodSetAssignment(
+                name=str(psa.get("name", "main")),
+                flavors={str(k): str(v) for k, v in (psa.get("flavors") or {}).items()},
+                resource_usage={str(k): to_amount(str(k), v) for k, v in usage.items()},
+                count=int(psa.get("count", 0)),
+            )
+        )
+    return Admission(str(raw.get("clusterQueue", "")), tuple(assignments))
+
+
+def parse_workload(obj: Mapping[str, Any]) -> Workload | Invalid:
+    meta = obj.get("metadata") or {}
+    name = str(meta.get("name", ""))
+    spec = obj.get("spec") or {}
+    status = obj.get("status") or {}
+    try:
+        pod_sets = tuple(_pod_set(ps, i) for i, ps in enumerate(spec.get("podSets") or ()))
+        if not pod_sets:
+            raise ParseError("spec.podSets: Required value")
+        if sum(ps.min_count is not None for ps in pod_sets) > 1:
+            raise ParseError("spec.podSets: at most one podSet can use minCount")
+        reclaimable = {str(r["name"]): int(r["count"]) for r in status.get("reclaimablePods") or ()}
+        return Workload(
+            namespace=str(meta.get("namespace", "default")),
+            name=name,
+            uid=str(meta.get("uid", "")),
+            pod_sets=pod_sets,
+            queue_name=str(spec.get("queueName", "")),
+            priority=int(spec.get("priority") or 0),
+            priority_class_name=spec.get("priorityClassName"),
+            active=spec.get("active", True) is not False,
+            creation_time=parse_time(meta.get("creationTimestamp")) or 0.0,
+            labels={str(k): str(v) for k, v in (meta.get("labels") or {}).items()},
+            conditions=parse_conditions(status.get("conditions")),
+            admission=_admission(status.get("admission")),
+            reclaimable_pods=reclaimable,
+        )
+    except (KeyError, TypeError, ValueError, QuantityError, ParseError) as error:
+        return Invalid("Workload", name, "InvalidSpec", f"invalid spec: {error}")

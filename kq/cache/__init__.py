@@ -1,0 +1,1 @@
+"""The quota cache: flavors, ClusterQueues, cohort trees, usage, and per-cycle snapshots."""

@@ -1,0 +1,195 @@
+"""The single owner of quota usage: specs in, usage per ClusterQueue and cohort, snapshots out."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, replace
+
+from kq.api.admissioncheck import AdmissionCheck
+from kq.api.clusterqueue import ClusterQueue
+from kq.api.cohort import Cohort
+from kq.api.quotas import FlavorResource
+from kq.api.resourceflavor import ResourceFlavor
+from kq.cache.inactive import inactive_reason
+from kq.cache.quota_tree import QuotaNode, QuotaTree
+from kq.cache.snapshot import ClusterQueueSnapshot, Snapshot
+from kq.cache.usage import UsageBook
+from kq.workload.info import WorkloadInfo
+
+
+@dataclass(frozen=True, slots=True)
+class CachedWorkload:
+    info: WorkloadInfo
+    admitted: bool
+    """``Admitted=True`` (all checks ready), not just quota reserved."""
+    assumed: bool
+
+
+class Cache:
+    """Specs and quota-holding workloads; every usage number comes from here."""
+
+    def __init__(self) -> None:
+        self.flavors: dict[str, ResourceFlavor] = {}
+        self.checks: dict[str, AdmissionCheck] = {}
+        self.cluster_queues: dict[str, ClusterQueue] = {}
+        self.cohorts: dict[str, Cohort] = {}
+        self._workloads: dict[str, CachedWorkload] = {}
+        self._by_cq: dict[str, dict[str, WorkloadInfo]] = {}
+        self._shared_cqs: set[str] = set()
+        self._tree: QuotaTree | None = None
+        self._usage = UsageBook(0)
+        self._inactive: dict[str, tuple[str, str]] = {}
+
+    # -- specs ---------------------------------------------------------------------------
+
+    def set_flavor(self, flavor: ResourceFlavor) -> None:
+        self.flavors[flavor.name] = flavor
+        self._tree = None
+
+    def delete_flavor(self, name: str) -> None:
+        self.flavors.pop(name, None)
+        self._tree = None
+
+    def set_admission_check(self, check: AdmissionCheck) -> None:
+        self.checks[check.name] = check
+        self._tree = None
+
+    def delete_admission_check(self, name: str) -> None:
+        self.checks.pop(name, None)
+        self._tree = None
+
+    def set_cluster_queue(self, cq: ClusterQueue) -> None:
+        self.cluster_queues[cq.name] = cq
+        self._tree = None
+
+    def delete_cluster_queue(self, name: str) -> None:
+        self.cluster_queues.pop(name, None)
+        self._tree = None
+
+    def set_cohort(self, cohort: Cohort) -> None:
+        self.cohorts[cohort.name] = cohort
+        self._tree = None
+
+    def delete_cohort(self, name: str) -> None:
+        self.cohorts.pop(name, None)
+        self._tree = None
+
+    # -- workloads holding quota ---------------------------------------------------------
+
+    def add_workload(self, info: WorkloadInfo, admitted: bool = False) -> None:
+        """Record a workload that holds a quota reservation (replacing an older version)."""
+        self.delete_workload(info.key)
+        self._insert(CachedWorkload(info, admitted, assumed=False))
+
+    def assume_workload(self, info: WorkloadInfo) -> None:
+        """Take the quota now, before the status write is confirmed."""
+        self.delete_workload(info.key)
+        self._insert(CachedWorkload(info, admitted=False, assumed=True))
+
+    def forget_workload(self, key: str) -> None:
+        """Undo ``assume_workload`` after a failed write; a confirmed workload stays."""
+        cached = self._workloads.get(key)
+        if cached is not None and cached.assumed:
+            self.delete_workload(key)
+
+    def mark_admitted(self, key: str, admitted: bool = True) -> None:
+        cached = self._workloads.get(key)
+        if cached is not None:
+            self._workloads[key] = replace(cached, admitted=admitted, assumed=False)
+
+    def delete_workload(self, key: str) -> WorkloadInfo | None:
+        """Release the workload's quota (finished, deleted, or reservation cleared)."""
+        cached = self._workloads.pop(key, None)
+        if cached is None:
+            return None
+        info = cached.info
+        self._writable_cq(info.cluster_queue).pop(key, None)
+        tree = self._tree
+        if tree is not None and info.cluster_queue in tree.cluster_queues:
+            self._usage.add(tree.cluster_queues[info.cluster_queue], info.usage, -1)
+        return info
+
+    def holds_quota(self, key: str) -> bool:
+        return key in self._workloads
+
+    def workload(self, key: str) -> CachedWorkload | None:
+        return self._workloads.get(key)
+
+    def workloads_in(self, cq: str) -> Mapping[str, WorkloadInfo]:
+        return self._by_cq.get(cq, {})
+
+    def _insert(self, cached: CachedWorkload) -> None:
+        info = cached.info
+        self._workloads[info.key] = cached
+        self._writable_cq(info.cluster_queue)[info.key] = info
+        tree = self._tree
+        if tree is not None and info.cluster_queue in tree.cluster_queues:
+            self._usage.add(tree.cluster_queues[info.cluster_queue], info.usage)
+
+    def _writable_cq(self, cq: str) -> dict[str, WorkloadInfo]:
+        if cq in self._shared_cqs:
+            self._by_cq[cq] = dict(self._by_cq[cq])
+            self._shared_cqs.discard(cq)
+        return self._by_cq.setdefault(cq, {})
+
+    # -- derived -------------------------------------------------------------------------
+
+    def tree(self) -> QuotaTree:
+        """The cohort tree; rebuilt, and usage re-applied, only after a spec change."""
+        if self._tree is None:
+            tree = QuotaTree(self.cluster_queues, self.cohorts)
+            usage = UsageBook(len(tree.nodes))
+            for cached in self._workloads.values():
+                node = tree.cluster_queues.get(cached.info.cluster_queue)
+                if node is not None:
+                    usage.add(node, cached.info.usage)
+            self._inactive = {
+                name: why
+                for name, cq in self.cluster_queues.items()
+                if (why := inactive_reason(cq, self.flavors, self.checks, tree.in_cycle))
+            }
+            self._tree, self._usage = tree, usage
+        return self._tree
+
+    def usage_of(self, cq: str) -> Mapping[FlavorResource, int]:
+        node = self.tree().cluster_queues.get(cq)
+        return {} if node is None else self._usage.of(node)
+
+    def inactive_reason(self, cq: str) -> tuple[str, str] | None:
+        """The ``Active=False`` reason and message of a ClusterQueue; ``None`` when active."""
+        self.tree()
+        return self._inactive.get(cq)
+
+    def cohort_tree_of(self, cq: str) -> Iterable[str]:
+        """Names of the ClusterQueues sharing ``cq``'s root cohort (``cq`` alone if none)."""
+        node = self.tree().cluster_queues.get(cq)
+        return (cq,) if node is None else _queues_under(node.root())
+
+    def queues_under_cohort(self, cohort: str) -> Iterable[str]:
+        """Names of the ClusterQueues in the whole tree holding ``cohort``."""
+        node = self.tree().cohorts.get(cohort)
+        return () if node is None else _queues_under(node.root())
+
+    def snapshot(self) -> Snapshot:
+        """O(#ClusterQueues + #cohorts): usage and workload maps are shared copy-on-write."""
+        tree = self.tree()
+        queues = {}
+        for name, node in tree.cluster_queues.items():
+            if name in self._inactive:
+                continue
+            self._shared_cqs.add(name)
+            queues[name] = ClusterQueueSnapshot(
+                self.cluster_queues[name], node, self._by_cq.setdefault(name, {})
+            )
+        inactive = {name: message for name, (_, message) in self._inactive.items()}
+        return Snapshot(tree, self._usage.fork(), queues, inactive, self.flavors)
+
+
+def _queues_under(node: QuotaNode) -> list[str]:
+    stack, names = [node], []
+    while stack:
+        current = stack.pop()
+        if current.is_cluster_queue:
+            names.append(current.name)
+        stack.extend(current.children)
+    return names

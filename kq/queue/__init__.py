@@ -1,0 +1,1 @@
+"""Pending workloads: a heap per ClusterQueue, inadmissible parking and requeue triggers."""

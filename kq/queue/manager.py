@@ -1,0 +1,125 @@
+"""LocalQueue → ClusterQueue routing and the per-ClusterQueue pending queues."""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Iterable, Mapping
+
+from kq.api.localqueue import LocalQueue
+from kq.api.workload import Workload
+from kq.queue.cluster_queue import PendingQueue
+from kq.queue.requeue import RequeueReason
+from kq.queue.strategy import QueueingStrategy
+from kq.workload.info import WorkloadInfo, new_info
+
+
+class QueueManager:
+    """Owns every pending workload; the scheduler pops heads and hands them back."""
+
+    def __init__(
+        self, strategies: Mapping[str, QueueingStrategy], eviction_timestamp: bool = True
+    ) -> None:
+        self._strategies = strategies
+        self._eviction_timestamp = eviction_timestamp
+        self.local_queues: dict[str, LocalQueue] = {}
+        self.queues: dict[str, PendingQueue] = {}
+        self._where: dict[str, str] = {}
+        self._local_queue_of: dict[str, str] = {}
+        self._pending_per_local_queue: dict[str, int] = {}
+
+    # -- queues --------------------------------------------------------------------------
+
+    def set_cluster_queue(self, name: str, strategy_name: str) -> None:
+        """Create the queue, or switch its strategy (pending workloads are kept)."""
+        strategy = self._strategies[strategy_name]
+        queue = self.queues.get(name)
+        if queue is None:
+            self.queues[name] = PendingQueue(name, strategy)
+        else:
+            queue.strategy = strategy
+            queue.requeue_inadmissible()
+
+    def delete_cluster_queue(self, name: str) -> None:
+        queue = self.queues.pop(name, None)
+        if queue is not None:
+            for info in queue.pending():
+                self._forget(info.key)
+
+    def set_local_queue(self, lq: LocalQueue) -> None:
+        self.local_queues[lq.key] = lq
+
+    def delete_local_queue(self, key: str) -> None:
+        self.local_queues.pop(key, None)
+
+    # -- workloads -----------------------------------------------------------------------
+
+    def add_workload(self, workload: Workload) -> str | None:
+        """Queue a pending workload; returns why it can't be queued (Kueue's message), if so."""
+        self.delete_workload(workload.key)
+        if not workload.active or workload.is_finished or workload.has_quota_reservation:
+            return None
+        lq_key = f"{workload.namespace}/{workload.queue_name}"
+        lq = self.local_queues.get(lq_key)
+        if lq is None:
+            return f"LocalQueue {workload.queue_name} doesn't exist"
+        queue = self.queues.get(lq.cluster_queue)
+        if queue is None:
+            return f"ClusterQueue {lq.cluster_queue} doesn't exist"
+        info = new_info(workload, lq.cluster_queue, self._eviction_timestamp)
+        if workload.awaiting_requeue:
+            queue.park(info)  # backing off: the update that sets Requeued=True re-adds it
+        else:
+            queue.push(info)
+        self._where[workload.key] = lq.cluster_queue
+        self._local_queue_of[workload.key] = lq_key
+        counts = self._pending_per_local_queue
+        counts[lq_key] = counts.get(lq_key, 0) + 1
+        return None
+
+    def delete_workload(self, key: str) -> None:
+        cq = self._forget(key)
+        if cq is not None and cq in self.queues:
+            self.queues[cq].delete(key)
+
+    def _forget(self, key: str) -> str | None:
+        lq = self._local_queue_of.pop(key, None)
+        if lq is not None:
+            self._pending_per_local_queue[lq] -= 1
+        return self._where.pop(key, None)
+
+    def heads(self, active: Collection[str] | None = None) -> list[WorkloadInfo]:
+        """Pop one workload from every (active) ClusterQueue's heap."""
+        heads = []
+        for name, queue in self.queues.items():
+            if active is not None and name not in active:
+                continue
+            head = queue.pop()
+            if head is not None:
+                heads.append(head)
+        return heads
+
+    def requeue(self, info: WorkloadInfo, reason: RequeueReason) -> None:
+        queue = self.queues.get(info.cluster_queue)
+        if queue is not None:
+            queue.requeue(info, reason)
+
+    def admitted(self, key: str) -> None:
+        """The head got quota; it is no longer pending."""
+        cq = self._forget(key)
+        if cq is not None and cq in self.queues:
+            self.queues[cq].done(key)
+
+    def requeue_inadmissible(self, cluster_queues: Iterable[str]) -> int:
+        """A cluster event may let parked workloads fit: move them back to their heaps."""
+        return sum(
+            self.queues[n].requeue_inadmissible() for n in cluster_queues if n in self.queues
+        )
+
+    # -- status numbers ------------------------------------------------------------------
+
+    def pending_count(self, cq: str) -> int:
+        queue = self.queues.get(cq)
+        return 0 if queue is None else len(queue)
+
+    def pending_in_local_queue(self, key: str) -> int:
+        """Pending workloads that came through the LocalQueue ``namespace/name``."""
+        return self._pending_per_local_queue.get(key, 0)

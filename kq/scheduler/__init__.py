@@ -1,0 +1,1 @@
+"""The admission cycle: flavor assignment, preemption targets, ordering and decisions."""

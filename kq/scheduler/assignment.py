@@ -1,0 +1,277 @@
+"""Flavor assignment for a whole workload: pod sets in order, one flavor per resource group."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+
+from kq.api.quantity import format_amount
+from kq.api.quotas import FlavorResource, ResourceGroup
+from kq.api.selectors import first_untolerated
+from kq.api.workload import PodSet
+from kq.cache.snapshot import ClusterQueueSnapshot, Snapshot
+from kq.scheduler.modes import (
+    EXCEEDS_MAX_QUOTA,
+    NO_MATCHING_FLAVOR,
+    WAITING_FOR_QUOTA,
+    FlavorOption,
+    Mode,
+    severity,
+)
+from kq.scheduler.protocols import FlavorAssigner
+from kq.workload.info import WorkloadInfo
+
+PreemptionOracle = Callable[[FlavorResource, int], tuple[Mode, int]]
+"""Simulates preemption for one FR and amount: (RECLAIM|PREEMPT|NO_CANDIDATES, borrowing)."""
+
+
+@dataclass(frozen=True, slots=True)
+class PodSetResult:
+    name: str
+    count: int
+    flavors: Mapping[str, str]
+    resource_usage: Mapping[str, int]
+    mode: Mode
+    reasons: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Assignment:
+    pod_sets: tuple[PodSetResult, ...]
+    usage: Mapping[FlavorResource, int]
+    borrowing: int
+    mode: Mode
+    """Worst over pod sets: NO_FIT, a preemption mode, or FIT."""
+    flavors_tried: Mapping[str, tuple[FlavorOption, ...]] = field(default_factory=dict)
+    """Per pod set, every flavor option evaluated, for traces and explanations."""
+    no_fit_reason: str = ""
+    """When NO_FIT, the ``QuotaReserved`` reason (most severe over the failed pod set)."""
+
+    @property
+    def fits(self) -> bool:
+        return self.mode is Mode.FIT
+
+    @property
+    def needs_preemption(self) -> bool:
+        return Mode.NO_FIT < self.mode < Mode.FIT
+
+    def message(self) -> str:
+        return "; ".join(
+            f"couldn't assign flavors to pod set {ps.name}: {', '.join(sorted(ps.reasons))}"
+            for ps in self.pod_sets
+            if ps.mode is not Mode.FIT
+        )
+
+
+def _worse(a: Mode, b: Mode) -> Mode:
+    return a if a < b else b
+
+
+class _Evaluator:
+    """Evaluates flavors for one workload against one ClusterQueue snapshot."""
+
+    def __init__(
+        self, snapshot: Snapshot, cq: ClusterQueueSnapshot, oracle: PreemptionOracle
+    ) -> None:
+        self.snapshot = snapshot
+        self.cq = cq
+        self.oracle = oracle
+        policy = cq.spec.preemption
+        self.can_preempt_while_borrowing = policy.borrow_within_cohort != "Never"
+
+    def eligibility(self, flavor_name: str, pod_set: PodSet) -> str | None:
+        flavor = self.snapshot.flavors.get(flavor_name)
+        if flavor is None:
+            return f"flavor {flavor_name} not found"
+        taint = first_untolerated(flavor.node_taints, (*pod_set.tolerations, *flavor.tolerations))
+        if taint is not None:
+            return f"untolerated taint {taint} in flavor {flavor_name}"
+        if not pod_set.node_constraints.matches_flavor(flavor.node_labels):
+            return f"flavor {flavor_name} doesn't match node affinity"
+        return None
+
+    def quota(self, fr: FlavorResource, assumed: int, request: int) -> tuple[Mode, int, str, str]:
+        """Mode, borrowing height, reason text (empty on fit) and NoFit reason for one FR."""
+        snapshot, cq = self.snapshot, self.cq
+        value = assumed + request
+        resource, flavor = fr[1], fr[0]
+        potential = snapshot.potential_available(cq, fr)
+        if value > potential:
+            return (
+                Mode.NO_FIT,
+                0,
+                f"insufficient quota for {resource} in flavor {flavor}, previously considered "
+                f"podsets requests ({format_amount(resource, assumed)}) + current podset request "
+                f"({format_amount(resource, request)}) > maximum capacity "
+                f"({format_amount(resource, potential)})",
+                EXCEEDS_MAX_QUOTA,
+            )
+        borrowing, may_reclaim = snapshot.usage.borrowing_height(cq.node, fr, value)
+        available = snapshot.available(cq, fr)
+        if value <= available:
+            return Mode.FIT, borrowing, "", ""
+        reason = (
+            f"insufficient unused quota for {resource} in flavor {flavor}, "
+            f"{format_amount(resource, value - available)} more needed"
+        )
+        if snapshot.nominal(cq, fr) >= value or may_reclaim or self.can_preempt_while_borrowing:
+            mode, borrowing = self.oracle(fr, value)
+            return mode, borrowing, reason, ""
+        return Mode.NO_FIT, borrowing, reason, WAITING_FOR_QUOTA
+
+    def options(
+        self,
+        group: ResourceGroup,
+        pod_set: PodSet,
+        requests: Mapping[str, int],
+        assumed: Mapping[FlavorResource, int],
+        reasons: list[str],
+    ) -> Iterator[FlavorOption]:
+        """Each flavor of the group in order; every reason found is also added to ``reasons``."""
+        for flavor in group.flavor_names:
+            ineligible = self.eligibility(flavor, pod_set)
+            if ineligible is not None:
+                reasons.append(ineligible)
+                yield FlavorOption(flavor, Mode.NO_FIT, 0, (ineligible,), {}, NO_MATCHING_FLAVOR)
+                continue
+            mode, borrowing, found, no_fit = Mode.FIT, 0, [], ""
+            usage = {}
+            for resource, amount in requests.items():
+                fr = (flavor, resource)
+                fr_mode, fr_borrowing, reason, fr_no_fit = self.quota(
+                    fr, assumed.get(fr, 0), amount
+                )
+                if reason:
+                    found.append(reason)
+                if severity(fr_no_fit) > severity(no_fit):
+                    no_fit = fr_no_fit
+                mode = _worse(mode, fr_mode)
+                borrowing = max(borrowing, fr_borrowing)
+                usage[fr] = amount
+                if mode is Mode.NO_FIT:
+                    break
+            reasons.extend(found)
+            yield FlavorOption(flavor, mode, borrowing, tuple(found), usage, no_fit)
+
+
+def _scaled(pod_set: PodSet, count: int, counts_pods: bool) -> dict[str, int]:
+    """Total requests at ``count``; a queue that covers ``pods`` also gets one per pod."""
+    requests = {r: v * count for r, v in pod_set.requests.items() if v}
+    if counts_pods and count:
+        requests["pods"] = count
+    return requests
+
+
+def _group_no_fit_reason(options: Iterable[FlavorOption]) -> str:
+    """The mildest NoFit reason among a group's flavors: they are alternatives."""
+    reasons = [o.no_fit_reason for o in options if o.mode is Mode.NO_FIT]
+    return min(reasons, key=severity) if reasons else ""
+
+
+def assign_flavors(
+    snapshot: Snapshot,
+    cq: ClusterQueueSnapshot,
+    workload: WorkloadInfo,
+    assigner: FlavorAssigner,
+    oracle: PreemptionOracle,
+    counts: Mapping[str, int] | None = None,
+) -> Assignment:
+    """Assign pod sets in order (at ``counts``, default full size) as the CQ's assigner chooses.
+
+    As upstream, the first pod set that gets no flavor ends the assignment, and its message
+    carries only the reasons of the resource group that failed.
+    """
+    evaluator = _Evaluator(snapshot, cq, oracle)
+    spec = cq.spec
+    total_usage: dict[FlavorResource, int] = {}
+    results = []
+    mode, borrowing, no_fit_reason = Mode.FIT, 0, ""
+    tried: dict[str, tuple[FlavorOption, ...]] = {}
+    counts_pods = spec.group_for("pods") is not None
+    for pod_set in workload.obj.pod_sets:
+        count = pod_set.count if counts is None else counts[pod_set.name]
+        requests = _scaled(pod_set, count, counts_pods)
+        flavors: dict[str, str] = {}
+        reasons: list[str] = []
+        ps_mode, ps_no_fit = Mode.FIT, ""
+        considered: list[FlavorOption] = []
+        for resource in sorted(requests):
+            if resource in flavors:
+                continue
+            group = spec.group_for(resource)
+            if group is None:
+                reasons = [f"resource {resource} unavailable in ClusterQueue"]
+                ps_mode, ps_no_fit = Mode.NO_FIT, NO_MATCHING_FLAVOR
+                break
+            group_requests = {r: v for r, v in requests.items() if r in group.covered_resources}
+            group_reasons: list[str] = []
+            seen: list[FlavorOption] = []
+            options = evaluator.options(group, pod_set, group_requests, total_usage, group_reasons)
+            chosen = assigner.choose(spec, _tracking(options, seen))
+            considered += seen
+            group_no_fit = _group_no_fit_reason(seen)
+            if severity(group_no_fit) > severity(ps_no_fit):
+                ps_no_fit = group_no_fit
+            if chosen is None or chosen.mode is Mode.NO_FIT:
+                reasons, ps_mode = group_reasons, Mode.NO_FIT
+                break
+            if chosen.mode is not Mode.FIT:
+                reasons += group_reasons
+            ps_mode = _worse(ps_mode, chosen.mode)
+            borrowing = max(borrowing, chosen.borrowing)
+            for resource_name in group_requests:
+                flavors[resource_name] = chosen.flavor
+            for fr, amount in chosen.usage.items():
+                total_usage[fr] = total_usage.get(fr, 0) + amount
+        tried[pod_set.name] = tuple(considered)
+        mode = _worse(mode, ps_mode)
+        results.append(
+            PodSetResult(
+                pod_set.name,
+                count,
+                flavors,
+                {r: v for r, v in requests.items() if r in flavors},
+                ps_mode,
+                tuple(reasons) if ps_mode is not Mode.FIT else (),
+            )
+        )
+        if ps_mode is Mode.NO_FIT:
+            if severity(ps_no_fit) > severity(no_fit_reason):
+                no_fit_reason = ps_no_fit
+            break
+    return Assignment(tuple(results), total_usage, borrowing, mode, tried, no_fit_reason)
+
+
+def _tracking(options: Iterator[FlavorOption], seen: list[FlavorOption]) -> Iterator[FlavorOption]:
+    for option in options:
+        seen.append(option)
+        yield option
+
+
+def assign_partially(
+    snapshot: Snapshot,
+    cq: ClusterQueueSnapshot,
+    workload: WorkloadInfo,
+    assigner: FlavorAssigner,
+    oracle: PreemptionOracle,
+    acceptable: Callable[[Assignment], bool],
+) -> Assignment | None:
+    """Largest reduced counts (toward ``minCount``) whose assignment is acceptable."""
+    pod_sets = workload.obj.pod_sets
+    deltas = {ps.name: ps.count - ps.min_count for ps in pod_sets if ps.min_count is not None}
+    total = sum(deltas.values())
+    if total == 0:
+        return None
+
+    def counts(k: int) -> dict[str, int]:
+        return {ps.name: ps.count - deltas.get(ps.name, 0) * k // total for ps in pod_sets}
+
+    low, high, best = 1, total, None
+    while low <= high:
+        middle = (low + high) // 2
+        candidate = assign_flavors(snapshot, cq, workload, assigner, oracle, counts(middle))
+        if acceptable(candidate):
+            best, high = candidate, middle - 1
+        else:
+            low = middle + 1
+    return best

@@ -1,0 +1,44 @@
+"""Upstream flavor fungibility: when to stop at a flavor and which option is better."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from kq.api.clusterqueue import TRY_NEXT_FLAVOR, FlavorFungibility
+from kq.scheduler.modes import FlavorOption, Mode
+
+
+def should_try_next(option: FlavorOption, fungibility: FlavorFungibility) -> bool:
+    if option.mode in (Mode.NO_FIT, Mode.NO_CANDIDATES):
+        return True
+    if option.mode.needs_preemption and fungibility.when_can_preempt == TRY_NEXT_FLAVOR:
+        return True
+    return option.borrowing > 0 and fungibility.when_can_borrow == TRY_NEXT_FLAVOR
+
+
+def is_preferred(a: FlavorOption, b: FlavorOption, fungibility: FlavorFungibility) -> bool:
+    """Whether ``a`` beats ``b``; ``PreemptionOverBorrowing`` ranks borrowing height first.
+
+    NoFit never wins and an option without preemption candidates loses to any viable one,
+    whatever the preference.
+    """
+    if a.mode is Mode.NO_FIT:
+        return False
+    if b.mode is Mode.NO_FIT:
+        return True
+    if (a.mode is Mode.NO_CANDIDATES) != (b.mode is Mode.NO_CANDIDATES):
+        return b.mode is Mode.NO_CANDIDATES
+    if fungibility.preference == "PreemptionOverBorrowing":
+        return (-a.borrowing, a.mode) > (-b.borrowing, b.mode)
+    return (a.mode, -a.borrowing) > (b.mode, -b.borrowing)
+
+
+def choose(options: Iterator[FlavorOption], fungibility: FlavorFungibility) -> FlavorOption | None:
+    """Stop at the first option the policy accepts, else the best one seen."""
+    best: FlavorOption | None = None
+    for option in options:
+        if not should_try_next(option, fungibility):
+            return option
+        if best is None or is_preferred(option, best, fungibility):
+            best = option
+    return best

@@ -1,0 +1,46 @@
+"""How a flavor can be had: the preemption mode and borrowing height of one option."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import IntEnum
+
+from kq.api.quotas import FlavorResource
+
+
+class Mode(IntEnum):
+    """Best last, so ``min`` gives the worst of several."""
+
+    NO_FIT = 0
+    NO_CANDIDATES = 1
+    PREEMPT = 2
+    RECLAIM = 3
+    FIT = 4
+
+    @property
+    def needs_preemption(self) -> bool:
+        return self in (Mode.PREEMPT, Mode.RECLAIM)
+
+
+@dataclass(frozen=True, slots=True)
+class FlavorOption:
+    """One flavor evaluated for a pod set's resource group, in ClusterQueue order."""
+
+    flavor: str
+    mode: Mode
+    borrowing: int
+    reasons: tuple[str, ...] = ()
+    usage: dict[FlavorResource, int] = field(default_factory=dict)
+    no_fit_reason: str = ""
+    """For NO_FIT: NoMatchingFlavor, ExceedsMaxQuota or WaitingForQuota (Kueue v0.19+)."""
+
+
+NO_MATCHING_FLAVOR = "NoMatchingFlavor"
+EXCEEDS_MAX_QUOTA = "ExceedsMaxQuota"
+WAITING_FOR_QUOTA = "WaitingForQuota"
+_SEVERITY = {"": 0, WAITING_FOR_QUOTA: 1, EXCEEDS_MAX_QUOTA: 2, NO_MATCHING_FLAVOR: 3}
+
+
+def severity(reason: str) -> int:
+    """How hard a NoFit reason is to clear: a missing flavor beats waiting for quota."""
+    return _SEVERITY[reason]

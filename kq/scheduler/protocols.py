@@ -1,0 +1,47 @@
+"""What the core asks of the flavor-assigner and preemption plugins."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import ClassVar, Protocol
+
+from kq.api.clusterqueue import ClusterQueue
+from kq.api.quotas import FlavorResource
+from kq.cache.snapshot import ClusterQueueSnapshot, Snapshot
+from kq.scheduler.modes import FlavorOption
+from kq.workload.info import WorkloadInfo
+
+
+class FlavorAssigner(Protocol):
+    """Picks one option from the flavors of a resource group, evaluated lazily in CQ order."""
+
+    NAME: ClassVar[str]
+
+    def choose(self, cq: ClusterQueue, options: Iterator[FlavorOption]) -> FlavorOption | None:
+        """The option to take; ``None`` when every flavor was NoFit (or none was offered)."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class Target:
+    """A workload to evict so the preemptor fits, with the ``Preempted`` condition reason."""
+
+    workload: WorkloadInfo
+    reason: str
+
+
+class Preemptor(Protocol):
+    """Proposes the victims that would let a workload fit in its ClusterQueue."""
+
+    NAME: ClassVar[str]
+
+    def targets(
+        self,
+        snapshot: Snapshot,
+        cq: ClusterQueueSnapshot,
+        preemptor: WorkloadInfo,
+        usage: Mapping[FlavorResource, int],
+    ) -> Sequence[Target]:
+        """A minimal victim set, or empty; the snapshot must be left as it was found."""
+        ...

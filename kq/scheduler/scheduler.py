@@ -1,0 +1,117 @@
+"""The pure driver: pop heads, snapshot, run a cycle, then assume or requeue each head."""
+
+from __future__ import annotations
+
+from kq.api.conditions import Condition, with_condition
+from kq.api.workload import QUOTA_RESERVED, Workload
+from kq.cache.cache import Cache
+from kq.queue.manager import QueueManager
+from kq.queue.requeue import RequeueReason
+from kq.scheduler.cycle import CycleResult, schedule
+from kq.scheduler.decisions import Admit, Pending
+from kq.scheduler.observers import Observers
+from kq.scheduler.plugins import AdmissionPlugins
+from kq.workload.info import WorkloadInfo, admission_usage, new_info
+
+
+class Scheduler:
+    """Ties the cache and queues together; the runtime writes what ``run_cycle`` returns."""
+
+    def __init__(
+        self,
+        cache: Cache,
+        queues: QueueManager,
+        plugins: AdmissionPlugins,
+        observers: Observers | None = None,
+    ) -> None:
+        self.cache = cache
+        self.queues = queues
+        self.plugins = plugins
+        self.observers = observers or Observers()
+        self.namespace_labels: dict[str, dict[str, str]] = {}
+
+    def run_cycle(self, now: float) -> CycleResult:
+        """One cycle; ``now`` stamps the assumed ``QuotaReserved`` condition."""
+        snapshot = self.cache.snapshot()
+        heads = self.queues.heads(snapshot.cluster_queues.keys())
+        if not heads:
+            return CycleResult((), 0)
+        result = schedule(snapshot, heads, self.plugins, self.namespace_labels)
+        by_key = result.by_key
+        for info in heads:
+            decision = by_key[info.key]
+            if isinstance(decision, Admit):
+                usage = admission_usage(info.obj, decision.admission)
+                reserved = Condition(
+                    QUOTA_RESERVED,
+                    "True",
+                    "QuotaReserved",
+                    f"Quota reserved in ClusterQueue {info.cluster_queue}",
+                )
+                admitted = info.obj.with_admission(
+                    decision.admission, with_condition(info.obj.conditions, reserved, now)
+                )
+                self.cache.assume_workload(
+                    WorkloadInfo(admitted, info.cluster_queue, info.queue_time, usage)
+                )
+                self.queues.admitted(info.key)
+            elif isinstance(decision, Pending):
+                self.queues.requeue(info, decision.requeue)
+            else:
+                self.queues.requeue(info, RequeueReason.PENDING_PREEMPTION)
+        self.observers.notify(result)
+        return result
+
+    def workload_changed(self, workload: Workload) -> str | None:
+        """Route an informer event: quota holders to the cache, pending ones to their queue.
+
+        Returns why a pending workload can't be queued (LocalQueue/ClusterQueue missing).
+        """
+        key = workload.key
+        cached = self.cache.workload(key)
+        if workload.is_finished:
+            self.workload_deleted(key)
+            return None
+        if workload.has_quota_reservation and workload.admission is not None:
+            self.queues.delete_workload(key)
+            info = new_info(workload, workload.admission.cluster_queue)
+            self.cache.add_workload(info, admitted=workload.is_admitted)
+            return None
+        if cached is not None and cached.assumed:
+            return None  # our admission write is not visible yet; this event is older
+        if cached is not None:
+            self.release(key)
+        if not workload.active:
+            self.queues.delete_workload(key)
+            return None
+        return self.queues.add_workload(workload)
+
+    def workload_deleted(self, key: str) -> None:
+        """Gone or finished: out of its queue, and its quota (if any) released."""
+        self.queues.delete_workload(key)
+        self.release(key)
+
+    def release(self, key: str) -> None:
+        """A quota holder finished, was deleted or evicted: free it and wake its cohort."""
+        info = self.cache.delete_workload(key)
+        if info is not None:
+            self.queues.requeue_inadmissible(self.cache.cohort_tree_of(info.cluster_queue))
+
+    def cluster_queue_changed(self, name: str) -> None:
+        """A ClusterQueue was created or its spec changed: retry its whole cohort tree."""
+        self.queues.requeue_inadmissible(self.cache.cohort_tree_of(name))
+
+    def cohort_changed(self, name: str) -> None:
+        """A Cohort was created, changed or deleted: retry every queue under its root."""
+        self.queues.requeue_inadmissible(self.cache.queues_under_cohort(name))
+
+    def flavors_or_checks_changed(self) -> None:
+        """A ResourceFlavor or AdmissionCheck changed: any queue may now fit or be active."""
+        self.queues.requeue_inadmissible(list(self.queues.queues))
+
+    def forget(self, key: str) -> None:
+        """The admission write failed: give the quota back (the runtime re-adds the workload)."""
+        cached = self.cache.workload(key)
+        self.cache.forget_workload(key)
+        if cached is not None:
+            self.queues.requeue_inadmissible(self.cache.cohort_tree_of(cached.info.cluster_queue))

@@ -1,0 +1,66 @@
+"""Built-in admission plugins register through the ``kq`` entry points, like third parties."""
+
+from __future__ import annotations
+
+from kq.config import PluginsConfig
+from kq.hookspecs import hookimpl
+from kq.plugins import build_plugin_manager
+from kq.scheduler.cycle import CycleResult
+from kq.scheduler.decisions import Decision
+from kq.scheduler.observers import Observers, load_observers
+from kq.scheduler.plugins import load_admission_plugins
+from tests.core.world import World, pending
+
+
+def test_builtins_register_through_autoload() -> None:
+    plugins = load_admission_plugins(build_plugin_manager(PluginsConfig(autoload=True)))
+    assert sorted(plugins.strategies) == ["BestEffortFIFO", "StrictFIFO"]
+    assert sorted(plugins.assigners) == ["InOrder", "MinimizeBorrowing"]
+    assert plugins.preemptor.NAME == "ClassicPreemption"
+
+
+def test_disabling_a_builtin_removes_it() -> None:
+    pm = build_plugin_manager(PluginsConfig(disabled=("flavor_assignment",)))
+    assert not pm.hook.kq_register_flavor_assigners.get_hookimpls()
+
+
+def test_observer_hooks_see_every_decision_and_cycle() -> None:
+    seen: list[str] = []
+
+    class Audit:
+        @hookimpl
+        def kq_on_decision(self, decision: Decision) -> None:
+            seen.append(f"{type(decision).__name__}:{decision.key}")
+
+        @hookimpl
+        def kq_on_cycle_end(self, summary: CycleResult) -> None:
+            seen.append(f"cycle:{summary.admitted}")
+
+    pm = build_plugin_manager(PluginsConfig())
+    pm.register(Audit(), name="audit")
+    world = World()
+    world.scheduler.observers = load_observers(pm)
+    world.flavor("f")
+    world.cluster_queue("q", [{"f": {"cpu": 1}}])
+    world.local_queue("default", "q", "q")
+    world.submit("fits", "q", {"cpu": 1})
+    world.cycle()
+    assert seen == ["Admit:default/fits", "cycle:1"]
+
+
+def test_without_listeners_no_hook_is_called() -> None:
+    observers = load_observers(build_plugin_manager(PluginsConfig()))
+    assert observers == Observers()
+
+
+def test_unknown_flavor_assigner_keeps_workloads_pending_with_a_reason() -> None:
+    world = World()
+    world.flavor("f")
+    world.cluster_queue("q", [{"f": {"cpu": 1}}], annotations={"kq.dev/flavor-assignment": "Magic"})
+    world.local_queue("default", "q", "q")
+    key = world.submit("w", "q", {"cpu": 1})
+    decision = pending(world.cycle(), key)
+    assert decision.reason == "Misconfigured"
+    assert decision.message == (
+        "unknown flavor assigner Magic (registered: InOrder, MinimizeBorrowing)"
+    )

@@ -1,0 +1,193 @@
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+import pytest
+
+from kq.sandbox.cluster.actions import Create, Delete, Event, Patch, Ref
+from kq.sandbox.cluster.jobset_controller import build_job, job_key, reconcile_jobset
+from kq.sandbox.cluster.nodes import node_objects
+from kq.sandbox.cluster.podinfo import condition, labels_of
+from kq.sandbox.cluster.profiles import load_profile
+from tests.sandbox.builders import NOW
+from tests.sandbox.manifests import s1_jobset
+from tests.sandbox.world import World
+
+
+def _with_uid(obj: dict[str, Any], uid: str = "js-uid") -> dict[str, Any]:
+    obj["metadata"].update(uid=uid, namespace="default")
+    return obj
+
+
+def _failed_job(js: dict[str, Any], index: int, reason: str = "BackoffLimitExceeded") -> Any:
+    job = build_job(js, js["spec"]["replicatedJobs"][0], index)
+    job["metadata"]["uid"] = f"job-{index}"
+    job["status"] = {"conditions": [{"type": "Failed", "status": "True", "reason": reason,
+                                     "lastTransitionTime": "2026-01-01T00:00:00Z"}]}  # fmt: skip
+    return job
+
+
+def _status(actions: list[Any]) -> dict[str, Any]:
+    patch = actions[0]
+    assert isinstance(patch, Patch)
+    assert patch.subresource == "status"
+    return patch.patch["status"]  # type: ignore[no-any-return]
+
+
+def test_child_job_names_keys_and_exclusive_annotation() -> None:
+    js = _with_uid(s1_jobset("multislice-2slice", 2))
+    actions = reconcile_jobset(js, [], NOW)
+    jobs = [a.obj for a in actions if isinstance(a, Create)]
+    assert [j["metadata"]["name"] for j in jobs] == ["multislice-2slice-slice-0",
+                                                     "multislice-2slice-slice-1"]  # fmt: skip
+    labels = labels_of(jobs[1])
+    expected_key = hashlib.sha1(b"default/multislice-2slice-slice-1").hexdigest()
+    assert (
+        labels["jobset.sigs.k8s.io/job-key"]
+        == expected_key
+        == job_key("default", "multislice-2slice-slice-1")
+    )
+    assert labels["jobset.sigs.k8s.io/jobset-name"] == "multislice-2slice"
+    assert labels["jobset.sigs.k8s.io/replicatedjob-name"] == "slice"
+    assert labels["jobset.sigs.k8s.io/job-index"] == "1"
+    assert labels["jobset.sigs.k8s.io/replicatedjob-replicas"] == "2"
+    assert labels["jobset.sigs.k8s.io/global-replicas"] == "2"
+    assert labels["jobset.sigs.k8s.io/restart-attempt"] == "0"
+    pod_meta = jobs[1]["spec"]["template"]["metadata"]
+    assert pod_meta["annotations"]["alpha.jobset.sigs.k8s.io/exclusive-topology"] == (
+        "cloud.google.com/gke-nodepool"
+    )
+    assert pod_meta["labels"]["jobset.sigs.k8s.io/job-key"] == expected_key
+    assert jobs[1]["spec"]["completionMode"] == "Indexed"
+    assert jobs[1]["metadata"]["ownerReferences"][0]["uid"] == "js-uid"
+    assert _status(actions)["replicatedJobsStatus"] == [
+        {"name": "slice", "ready": 0, "succeeded": 0, "failed": 0, "active": 0, "suspended": 0}
+    ]
+
+
+def test_suspend_then_resume_carries_kueue_edits_into_jobs() -> None:
+    w = World()
+    for n in node_objects(load_profile("s1"), w.clock.now()):
+        w.add(n)
+    w.add(s1_jobset("multislice-1slice", 1, suspend=True))
+    w.settle()
+    job = w.get("Job", "multislice-1slice-slice-0")
+    assert job["spec"]["suspend"] is True
+    assert w.of_kind("Pod") == []
+    js = w.get("JobSet", "multislice-1slice")
+    assert condition(js, "Suspended")["reason"] == "SuspendedJobs"  # type: ignore[index]
+
+    # What Kueue does on admission: edit the pod template, then unsuspend.
+    template_patch = {
+        "metadata": {"labels": {"kueue.x-k8s.io/podset": "slice"}},
+        "spec": {"nodeSelector": {"cloud.google.com/gke-nodepool": "nodepool3"}},
+    }
+    w.apply([Patch(Ref.of(js), {"spec": {"suspend": False, "replicatedJobs": [
+        {**js["spec"]["replicatedJobs"][0], "template": {"spec": {
+            **js["spec"]["replicatedJobs"][0]["template"]["spec"],
+            "template": _merge(js["spec"]["replicatedJobs"][0]["template"]["spec"]["template"],
+                               template_patch)}}}]}})])  # fmt: skip
+    w.settle()
+    pods = w.of_kind("Pod")
+    assert len(pods) == 2
+    assert {p["spec"]["nodeName"] for p in pods} == {"gke-nodepool3-0", "gke-nodepool3-1"}
+    assert all(labels_of(p)["kueue.x-k8s.io/podset"] == "slice" for p in pods)
+    js = w.get("JobSet", "multislice-1slice")
+    assert condition(js, "Suspended")["status"] == "False"  # type: ignore[index]
+    reasons = [e.reason for e in w.events if e.regarding.kind == "JobSet"]
+    assert reasons == ["SuspendedJobs", "ResumeJobs"]
+
+    w.apply([Patch(Ref.of(js), {"spec": {"suspend": True}})])
+    w.settle()
+    assert w.of_kind("Pod") == []
+    assert w.get("Job", "multislice-1slice-slice-0")["spec"]["suspend"] is True
+
+
+def _merge(base: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
+    from tests.sandbox.world import merge_patch
+
+    return merge_patch(base, extra)  # type: ignore[no-any-return]
+
+
+def test_no_failure_policy_fails_on_first_job_failure() -> None:
+    js = _with_uid(s1_jobset("x", 2))
+    del js["spec"]["failurePolicy"]
+    actions = reconcile_jobset(js, [_failed_job(js, 0)], NOW)
+    status = _status(actions)
+    assert status["terminalState"] == "Failed"
+    assert status["conditions"][0]["reason"] == "FailedJobs"
+    warning = next(a for a in actions if isinstance(a, Event))
+    assert (warning.reason, warning.type) == ("FailedJobs", "Warning")
+
+
+def test_restart_counts_and_recreates_jobs() -> None:
+    js = _with_uid(s1_jobset("x", 2))
+    jobs = [_failed_job(js, 0), build_job(js, js["spec"]["replicatedJobs"][0], 1)]
+    jobs[1]["metadata"]["uid"] = "job-1"
+    status = _status(reconcile_jobset(js, jobs, NOW))
+    assert (status["restarts"], status["restartsCountTowardsMax"]) == (1, 1)
+    assert status["conditions"][0]["reason"] == "DefaultFailurePolicy"
+
+    js["status"] = status
+    actions = reconcile_jobset(js, jobs, NOW)
+    deletes = [a for a in actions if isinstance(a, Delete)]
+    assert [d.ref.name for d in deletes] == ["x-slice-0", "x-slice-1"]
+    assert {d.propagation for d in deletes} == {"Foreground"}
+    assert not [a for a in actions if isinstance(a, Create)]  # names still taken by old Jobs
+
+
+@pytest.mark.parametrize(("strategy", "created"), [("Recreate", ["x-slice-1"]),
+                                                   ("BlockingRecreate", [])])  # fmt: skip
+def test_recreate_versus_blocking_recreate(strategy: str, created: list[str]) -> None:
+    js = _with_uid(s1_jobset("x", 2))
+    js["spec"]["failurePolicy"]["restartStrategy"] = strategy
+    old = build_job(js, js["spec"]["replicatedJobs"][0], 0)  # attempt 0, still being deleted
+    old["metadata"].update(uid="old", deletionTimestamp="2026-01-01T00:00:00Z")
+    js["status"] = {"restarts": 1, "restartsCountTowardsMax": 1}
+    actions = reconcile_jobset(js, [old], NOW)
+    names = [a.obj["metadata"]["name"] for a in actions if isinstance(a, Create)]
+    assert names == created
+    for action in actions:
+        if isinstance(action, Create):
+            assert labels_of(action.obj)["jobset.sigs.k8s.io/restart-attempt"] == "1"
+
+
+def test_max_restarts_reached() -> None:
+    js = _with_uid(s1_jobset("x", 1))
+    js["status"] = {"restarts": 4, "restartsCountTowardsMax": 4}
+    job = _failed_job(js, 0)
+    job["metadata"]["labels"]["jobset.sigs.k8s.io/restart-attempt"] = "4"
+    status = _status(reconcile_jobset(js, [job], NOW))
+    assert status["terminalState"] == "Failed"
+    assert status["conditions"][0]["reason"] == "ReachedMaxRestarts"
+
+
+def test_failure_policy_rules() -> None:
+    js = _with_uid(s1_jobset("x", 1))
+    js["spec"]["failurePolicy"]["rules"] = [
+        {
+            "action": "RestartJobSetAndIgnoreMaxRestarts",
+            "onJobFailureReasons": ["PodFailurePolicy"],
+        },
+        {"name": "stop", "action": "FailJobSet", "onJobFailureReasons": ["DeadlineExceeded"]},
+    ]
+    free = _status(reconcile_jobset(js, [_failed_job(js, 0, "PodFailurePolicy")], NOW))
+    assert free["restarts"] == 1
+    assert "restartsCountTowardsMax" not in free
+    assert free["conditions"][0]["reason"] == "FailurePolicy_failurePolicyRule0"
+    stop = _status(reconcile_jobset(js, [_failed_job(js, 0, "DeadlineExceeded")], NOW))
+    assert stop["conditions"][0]["reason"] == "FailJobSetFailurePolicyAction"
+    default = _status(reconcile_jobset(js, [_failed_job(js, 0)], NOW))
+    assert default["restartsCountTowardsMax"] == 1
+
+
+def test_success_policy_any() -> None:
+    js = _with_uid(s1_jobset("x", 2))
+    js["spec"]["successPolicy"] = {"operator": "Any"}
+    done = build_job(js, js["spec"]["replicatedJobs"][0], 0)
+    done["metadata"]["uid"] = "d"
+    done["status"] = {"conditions": [{"type": "Complete", "status": "True"}]}
+    status = _status(reconcile_jobset(js, [done], NOW))
+    assert status["terminalState"] == "Completed"
+    assert status["conditions"][0]["reason"] == "AllJobsCompleted"
