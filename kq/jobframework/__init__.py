@@ -1,0 +1,48 @@
+"""The job framework: how jobs of every kind become Workloads, start on admission and stop.
+
+``interface`` is the contract an integration implements (plugins in ``kq_plugins.jobs``);
+everything else is pure logic shared by all kinds. The I/O loop feeds ``reconciler.decide``
+and the webhook functions, and applies the actions they return.
+"""
+
+from kq.jobframework.actions import Action
+from kq.jobframework.interface import (
+    FieldError,
+    Finished,
+    GenericJob,
+    GroupVersionKind,
+    Job,
+    JobStep,
+    JobWithCustomStop,
+    JobWithCustomValidation,
+    JobWithManagedBy,
+    JobWithPriorityClass,
+    JobWithReclaimablePods,
+    JobWithSkip,
+    ReclaimablePod,
+)
+from kq.jobframework.podset import PodSet, PodSetInfo, PodSetInfoError
+from kq.jobframework.reconciler import ClusterFacts, decide, job_deleted
+
+__all__ = [
+    "Action",
+    "ClusterFacts",
+    "FieldError",
+    "Finished",
+    "GenericJob",
+    "GroupVersionKind",
+    "Job",
+    "JobStep",
+    "JobWithCustomStop",
+    "JobWithCustomValidation",
+    "JobWithManagedBy",
+    "JobWithPriorityClass",
+    "JobWithReclaimablePods",
+    "JobWithSkip",
+    "PodSet",
+    "PodSetInfo",
+    "PodSetInfoError",
+    "ReclaimablePod",
+    "decide",
+    "job_deleted",
+]

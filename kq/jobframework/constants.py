@@ -1,0 +1,44 @@
+"""Label and annotation keys, and the event reasons the job framework uses (Kueue's spelling)."""
+
+from __future__ import annotations
+
+from typing import Final
+
+QUEUE_NAME_KEY: Final = "kueue.x-k8s.io/queue-name"
+"""A label upstream; kq also honours the annotation of the same key that Kueue v0.15 removed."""
+PRIORITY_CLASS_LABEL: Final = "kueue.x-k8s.io/priority-class"
+MAX_EXEC_TIME_LABEL: Final = "kueue.x-k8s.io/max-exec-time-seconds"
+JOB_UID_LABEL: Final = "kueue.x-k8s.io/job-uid"
+PROVREQ_ANNOTATION_PREFIX: Final = "provreq.kueue.x-k8s.io/"
+RESOURCE_IN_USE_FINALIZER: Final = "kueue.x-k8s.io/resource-in-use"
+DEFAULT_LOCAL_QUEUE: Final = "default"
+
+POD_SET_LABEL: Final = "kueue.x-k8s.io/podset"
+LOCAL_QUEUE_LABEL: Final = "kueue.x-k8s.io/local-queue-name"
+CLUSTER_QUEUE_LABEL: Final = "kueue.x-k8s.io/cluster-queue-name"
+
+WORKLOAD_PRIORITY_CLASS_SOURCE: Final = "kueue.x-k8s.io/workloadpriorityclass"
+POD_PRIORITY_CLASS_SOURCE: Final = "scheduling.k8s.io/priorityclass"
+
+MAX_POD_SETS: Final = 18
+
+# Event reasons on the job object (Kueue's jobframework/events.go).
+REASON_STARTED: Final = "Started"
+REASON_SUSPENDED: Final = "Suspended"
+REASON_STOPPED: Final = "Stopped"
+REASON_CREATED_WORKLOAD: Final = "CreatedWorkload"
+REASON_DELETED_WORKLOAD: Final = "DeletedWorkload"
+REASON_UPDATED_WORKLOAD: Final = "UpdatedWorkload"
+REASON_FINISHED_WORKLOAD: Final = "FinishedWorkload"
+REASON_WPC_NOT_FOUND: Final = "WorkloadPriorityClassNotFound"
+REASON_PRIORITY_CLASS_NOT_FOUND: Final = "PriorityClassNotFound"
+REASON_DEPRECATED_QUEUE_ANNOTATION: Final = "DeprecatedQueueNameAnnotation"
+"""kq's own reason: upstream no longer reads the annotation, so it has no event for it."""
+
+# Workload Finished reasons.
+FINISHED_SUCCEEDED: Final = "Succeeded"
+FINISHED_FAILED: Final = "Failed"
+FINISHED_FAILED_TO_START: Final = "FailedToStart"
+
+# Eviction reasons after which the Workload is requeued at once (Requeued=True).
+REQUEUE_ON_EVICTION: Final = frozenset({"Preempted", "NodeFailures"})

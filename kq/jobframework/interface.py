@@ -1,0 +1,169 @@
+"""The contract between the job framework and an integration (one class per job kind).
+
+An integration is stateless: every method takes the job as the API returns it (a plain dict)
+and returns values or a NEW dict; none does I/O. The generic reconciler
+(``kq.jobframework.reconciler``) owns the hard parts: Workload creation and matching,
+start/stop, finishing. Optional behaviour is a separate ``runtime_checkable`` Protocol that an
+integration implements or not, as in Kueue's ``jobframework/interface.go``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar, Protocol, runtime_checkable
+
+from kq.jobframework.objects import Obj
+from kq.jobframework.podset import PodSet, PodSetInfo
+
+Job = Mapping[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class GroupVersionKind:
+    group: str
+    version: str
+    kind: str
+
+    @property
+    def api_version(self) -> str:
+        return f"{self.group}/{self.version}" if self.group else self.version
+
+
+@dataclass(frozen=True, slots=True)
+class Finished:
+    """A finished job: the Workload gets ``Finished=True`` with reason Succeeded or Failed."""
+
+    success: bool
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
+class FieldError:
+    """One validation error, printed the way Kubernetes prints ``field.Error``."""
+
+    path: str
+    kind: str
+    """``Invalid``, ``Required``, ``Forbidden`` or ``Too many``."""
+    detail: str
+    value: Any = None
+
+    def __str__(self) -> str:
+        if self.kind == "Invalid":
+            return f"{self.path}: Invalid value: {_show(self.value)}: {self.detail}"
+        if self.kind == "Too many":
+            return f"{self.path}: Too many: {self.value}: {self.detail}"
+        label = "Required value" if self.kind == "Required" else self.kind
+        return f"{self.path}: {label}: {self.detail}"
+
+
+def _show(value: Any) -> str:
+    if isinstance(value, str):
+        return f'"{value}"'
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+@dataclass(frozen=True, slots=True)
+class ReclaimablePod:
+    name: str
+    count: int
+
+
+@dataclass(frozen=True, slots=True)
+class JobStep:
+    """One write of a custom stop: a new job object, or a patch of its status subresource."""
+
+    job: Obj | None = None
+    status_patch: Obj | None = None
+
+
+@runtime_checkable
+class GenericJob(Protocol):
+    """What every integration provides; checked when the integration registers."""
+
+    NAME: ClassVar[str]
+    """Framework name, as in Kueue's ``integrations.frameworks`` (``batch/job``, ...)."""
+    GVK: ClassVar[GroupVersionKind]
+
+    def is_suspended(self, job: Job) -> bool: ...
+
+    def suspend(self, job: Job) -> dict[str, Any]:
+        """A copy of ``job`` with its suspend field set."""
+        ...
+
+    def pod_sets(self, job: Job) -> list[PodSet]:
+        """The PodSets of the Workload, in a fixed order that infos follow."""
+        ...
+
+    def run_with_pod_set_info(self, job: Job, infos: Sequence[PodSetInfo]) -> dict[str, Any]:
+        """A copy unsuspended, with every info merged into its template; ``PodSetInfoError``."""
+        ...
+
+    def restore_pod_sets_info(self, job: Job, infos: Sequence[PodSetInfo]) -> dict[str, Any]:
+        """A copy whose templates carry exactly ``infos`` again (the Workload's originals)."""
+        ...
+
+    def finished(self, job: Job) -> Finished | None: ...
+
+    def is_active(self, job: Job) -> bool:
+        """Whether pods may still run; a new Workload is created only when this is false."""
+        ...
+
+    def pods_ready(self, job: Job) -> bool: ...
+
+
+@runtime_checkable
+class JobWithCustomStop(Protocol):
+    def stop(self, job: Job, infos: Sequence[PodSetInfo]) -> list[JobStep]:
+        """The writes, in order, that suspend the job and restore ``infos``; empty if stopped."""
+        ...
+
+
+@runtime_checkable
+class JobWithPriorityClass(Protocol):
+    def priority_class(self, job: Job) -> str:
+        """The pod PriorityClass name to use instead of the first PodSet's one."""
+        ...
+
+
+@runtime_checkable
+class JobWithReclaimablePods(Protocol):
+    def reclaimable_pods(self, job: Job) -> list[ReclaimablePod]: ...
+
+
+@runtime_checkable
+class JobWithCustomValidation(Protocol):
+    def validate_on_create(self, job: Job) -> list[FieldError]: ...
+
+    def validate_on_update(self, old: Job, new: Job) -> list[FieldError]: ...
+
+
+@runtime_checkable
+class JobWithManagedBy(Protocol):
+    def managed_by(self, job: Job) -> str | None: ...
+
+    def set_managed_by(self, job: Job, value: str | None) -> dict[str, Any]: ...
+
+
+@runtime_checkable
+class JobWithSkip(Protocol):
+    def skip(self, job: Job) -> bool:
+        """Whether kq leaves this job alone entirely (e.g. a RayJob on an existing cluster)."""
+        ...
+
+
+def capability_names(integration: GenericJob) -> list[str]:
+    """The optional Protocols ``integration`` implements, for logs and ``kq version``."""
+    return [protocol.__name__ for protocol in CAPABILITIES if isinstance(integration, protocol)]
+
+
+CAPABILITIES: Sequence[type] = (
+    JobWithCustomStop,
+    JobWithPriorityClass,
+    JobWithReclaimablePods,
+    JobWithCustomValidation,
+    JobWithManagedBy,
+    JobWithSkip,
+)

@@ -1,0 +1,301 @@
+"""The generic job reconciler as a pure decision: (job, its Workloads, cluster facts) → actions.
+
+Follows Kueue's ``JobReconciler.ReconcileGenericJob`` step by step; the I/O loop applies the
+actions in order and calls ``decide`` again on the next change of the job or its Workloads.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+from kq.jobframework import lifecycle
+from kq.jobframework.actions import (
+    Action,
+    CreateWorkload,
+    DeleteWorkload,
+    Event,
+    FinishWorkload,
+    ReleaseQuota,
+    RemoveWorkloadFinalizer,
+    SetReclaimablePods,
+    SetWorkloadCondition,
+    UpdateWorkloadSpec,
+    update_job,
+)
+from kq.jobframework.constants import (
+    FINISHED_FAILED,
+    FINISHED_SUCCEEDED,
+    REASON_CREATED_WORKLOAD,
+    REASON_DELETED_WORKLOAD,
+    REASON_DEPRECATED_QUEUE_ANNOTATION,
+    REASON_FINISHED_WORKLOAD,
+    REASON_SUSPENDED,
+    REASON_UPDATED_WORKLOAD,
+    REQUEUE_ON_EVICTION,
+    RESOURCE_IN_USE_FINALIZER,
+)
+from kq.jobframework.interface import GenericJob, Job, JobWithReclaimablePods, JobWithSkip
+from kq.jobframework.matching import equivalent
+from kq.jobframework.objects import (
+    Obj,
+    controller_owner,
+    dig,
+    find_condition,
+    is_deleting,
+    key,
+    meta,
+    name,
+    namespace,
+    uid,
+)
+from kq.jobframework.priority import Priorities, PriorityNotFound, resolve_priority
+from kq.jobframework.queue_name import is_managed, queue_name
+from kq.jobframework.workload import (
+    build_workload,
+    eviction,
+    has_quota_reservation,
+    is_admitted,
+    is_finished,
+    workload_spec,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class ClusterFacts:
+    """What the decision reads besides the job and its Workloads."""
+
+    flavors: Mapping[str, Obj] = field(default_factory=dict)
+    """ResourceFlavor objects by name."""
+    priorities: Priorities = field(default_factory=lambda: Priorities({}, {}))
+    manage_jobs_without_queue_name: bool = False
+    namespace_managed: bool = True
+    """Whether the job's namespace matches ``managedJobsNamespaceSelector``."""
+    wait_for_pods_ready: bool = False
+    ancestor_admitted: bool | None = None
+    """For a job owned by a kq-managed job: whether the ancestor's Workload is admitted."""
+
+
+def decide(
+    integration: GenericJob, job: Job, workloads: Sequence[Obj], facts: ClusterFacts
+) -> list[Action]:
+    """The actions for one reconcile of ``job``; ``workloads`` are those it controls."""
+    if isinstance(integration, JobWithSkip) and integration.skip(job):
+        return []
+    if is_deleting(job):
+        return job_deleted(workloads)
+    if not is_managed(
+        job,
+        manage_jobs_without_queue_name=facts.manage_jobs_without_queue_name,
+        namespace_managed=facts.namespace_managed,
+    ):
+        return []
+    if facts.ancestor_admitted is not None:
+        return _child_job(integration, job, facts.ancestor_admitted)
+
+    actions, job, workload, done = _ensure_one_workload(integration, job, workloads, facts)
+    if done:
+        return actions
+    if workload is not None and is_finished(workload):
+        if RESOURCE_IN_USE_FINALIZER in (meta(workload).get("finalizers") or ()):
+            actions += [_finished_event(workload), _remove_finalizer(workload)]
+        return actions
+    if workload is not None and is_deleting(workload):
+        stop_actions, job = lifecycle.stop(
+            integration, job, workload, lifecycle.MSG_WORKLOAD_DELETED
+        )
+        return [*actions, *stop_actions, _remove_finalizer(workload)]
+    finished = integration.finished(job)
+    if finished is not None:
+        if workload is not None:
+            reason = FINISHED_SUCCEEDED if finished.success else FINISHED_FAILED
+            actions += [
+                FinishWorkload(namespace(workload), name(workload), reason, finished.message),
+                _finished_event(workload),
+            ]
+        return actions
+    if workload is None:
+        return actions + _create_workload(integration, job, facts)
+    return actions + _follow_workload(integration, job, workload, facts)
+
+
+def job_deleted(workloads: Sequence[Obj]) -> list[Action]:
+    """The job is gone or going: let garbage collection delete its Workloads."""
+    return [
+        _remove_finalizer(wl)
+        for wl in workloads
+        if RESOURCE_IN_USE_FINALIZER in (meta(wl).get("finalizers") or ())
+    ]
+
+
+def _child_job(integration: GenericJob, job: Job, ancestor_admitted: bool) -> list[Action]:
+    """A job whose ancestor kq manages gets no Workload; it only waits for the ancestor."""
+    if ancestor_admitted or integration.is_suspended(job) or integration.finished(job) is not None:
+        return []
+    return [
+        *update_job(job, integration.suspend(job)),
+        Event(REASON_SUSPENDED, "Kueue managed child job suspended"),
+    ]
+
+
+def _ensure_one_workload(
+    integration: GenericJob, job: Job, workloads: Sequence[Obj], facts: ClusterFacts
+) -> tuple[list[Action], Job, Obj | None, bool]:
+    """Keep the one Workload that matches the job; delete, update or stop for the rest."""
+    owned = [wl for wl in workloads if (controller_owner(wl) or {}).get("uid") == uid(job)]
+    match = next((wl for wl in owned if equivalent(integration, job, wl, facts.flavors)), None)
+    to_delete = [wl for wl in owned if wl is not match]
+    actions: list[Action] = []
+    to_update = None
+    suspended = integration.is_suspended(job)
+    if match is None and to_delete and suspended and not has_quota_reservation(to_delete[0]):
+        to_update, to_delete = to_delete[0], to_delete[1:]
+    if match is None and not suspended and integration.finished(job) is None:
+        previous = to_delete[0] if len(to_delete) == 1 else None
+        if previous is None:
+            message = lifecycle.MSG_MISSING_WORKLOAD
+        else:
+            message = lifecycle.MSG_NO_MATCHING_WORKLOAD
+        actions, job = lifecycle.stop(integration, job, previous, message)
+    if to_delete:
+        for wl in to_delete:
+            actions += [
+                DeleteWorkload(namespace(wl), name(wl)),
+                Event(REASON_DELETED_WORKLOAD, f"Deleted not matching Workload: {key(wl)}"),
+            ]
+        # The deletions trigger the next reconcile, which sees the remaining Workload.
+        return actions, job, None, True
+    if to_update is not None:
+        update = _spec_for(integration, job, facts)
+        if isinstance(update, Event):
+            return [*actions, update], job, None, True
+        actions += [
+            UpdateWorkloadSpec(namespace(to_update), name(to_update), update),
+            Event(
+                REASON_UPDATED_WORKLOAD,
+                f"Updated not matching Workload for suspended job: {key(to_update)}",
+            ),
+        ]
+        return actions, job, {**to_update, "spec": update}, False
+    if match is not None:
+        actions += _sync_priority(integration, job, match, facts)
+    return actions, job, match, False
+
+
+def _spec_for(integration: GenericJob, job: Job, facts: ClusterFacts) -> dict[str, object] | Event:
+    pod_sets = integration.pod_sets(job)
+    priority = resolve_priority(integration, job, pod_sets, facts.priorities)
+    if isinstance(priority, PriorityNotFound):
+        return Event(priority.reason, priority.message, "Warning")
+    return workload_spec(pod_sets, queue_name(job).name, priority, job)
+
+
+def _sync_priority(
+    integration: GenericJob, job: Job, workload: Obj, facts: ClusterFacts
+) -> list[Action]:
+    """A changed WorkloadPriorityClass label (or class value) reaches the Workload."""
+    pod_sets = integration.pod_sets(job)
+    priority = resolve_priority(integration, job, pod_sets, facts.priorities)
+    if isinstance(priority, PriorityNotFound) or not priority.class_name:
+        return []
+    spec = dict(workload.get("spec") or {})
+    if priority.source != spec.get("priorityClassSource") or (
+        spec.get("priorityClassName"),
+        spec.get("priority"),
+    ) == (priority.class_name, priority.value):
+        return []
+    spec.update(priorityClassName=priority.class_name, priority=priority.value)
+    return [UpdateWorkloadSpec(namespace(workload), name(workload), spec)]
+
+
+def _create_workload(integration: GenericJob, job: Job, facts: ClusterFacts) -> list[Action]:
+    if integration.is_active(job):
+        return []  # wait until the pods of a previous run are gone
+    pod_sets = integration.pod_sets(job)
+    priority = resolve_priority(integration, job, pod_sets, facts.priorities)
+    if isinstance(priority, PriorityNotFound):
+        return [Event(priority.reason, priority.message, "Warning")]
+    queue = queue_name(job)
+    workload = build_workload(integration, job, pod_sets, queue.name, priority)
+    actions: list[Action] = [
+        CreateWorkload(workload),
+        Event(REASON_CREATED_WORKLOAD, f"Created Workload: {key(workload)}"),
+    ]
+    if queue.warning is not None:
+        actions.append(Event(REASON_DEPRECATED_QUEUE_ANNOTATION, queue.warning, "Warning"))
+    return actions
+
+
+def _follow_workload(
+    integration: GenericJob, job: Job, workload: Obj, facts: ClusterFacts
+) -> list[Action]:
+    """Steps 4-8 of upstream: reclaimable pods, PodsReady, eviction, start, stop."""
+    wl_ns, wl_name = namespace(workload), name(workload)
+    if isinstance(integration, JobWithReclaimablePods):
+        pods = integration.reclaimable_pods(job)
+        current = [
+            (p.get("name"), p.get("count"))
+            for p in dig(workload, "status", "reclaimablePods") or ()
+        ]
+        if [(p.name, p.count) for p in pods] != current and (pods or current):
+            return [SetReclaimablePods(wl_ns, wl_name, pods)]
+    if facts.wait_for_pods_ready:
+        condition = pods_ready_condition(integration, job, workload)
+        old = find_condition(workload, "PodsReady") or {}
+        if (old.get("status"), old.get("reason")) != (condition["status"], condition["reason"]):
+            return [SetWorkloadCondition(wl_ns, wl_name, condition)]
+    evicted = eviction(workload)
+    if evicted is not None:
+        reason, message = str(evicted.get("reason", "")), str(evicted.get("message", ""))
+        actions, stopped = lifecycle.stop(integration, job, workload, message)
+        if has_quota_reservation(workload) and not integration.is_active(stopped):
+            actions.append(
+                ReleaseQuota(wl_ns, wl_name, reason in REQUEUE_ON_EVICTION, reason, message)
+            )
+        return actions
+    if integration.is_suspended(job):
+        if is_admitted(workload):
+            return lifecycle.start(integration, job, workload, facts.flavors)
+        return _sync_queue_name(job, workload)
+    if not is_admitted(workload):
+        return lifecycle.stop(integration, job, workload, lifecycle.MSG_NOT_ADMITTED)[0]
+    return []
+
+
+def _sync_queue_name(job: Job, workload: Obj) -> list[Action]:
+    """A suspended job may move to another LocalQueue while its Workload holds no quota."""
+    wanted = queue_name(job).name
+    spec = workload.get("spec") or {}
+    if spec.get("queueName") == wanted or has_quota_reservation(workload):
+        return []
+    return [UpdateWorkloadSpec(namespace(workload), name(workload), {**spec, "queueName": wanted})]
+
+
+NOT_READY_MESSAGE = "Not all pods are ready or succeeded"
+RECOVERY_MESSAGE = "At least one pod has failed, waiting for recovery"
+READY_MESSAGE = "All pods reached readiness and the workload is running"
+
+
+def pods_ready_condition(integration: GenericJob, job: Job, workload: Obj) -> dict[str, str]:
+    """The ``PodsReady`` condition waitForPodsReady keeps (Kueue's reasons and messages)."""
+    old = find_condition(workload, "PodsReady")
+    old_reason = old.get("reason") if old is not None else None
+    recovering = old_reason in ("WaitForRecovery", "Recovered")
+    if not is_admitted(workload):
+        status, reason, message = "False", "WaitForStart", NOT_READY_MESSAGE
+    elif integration.pods_ready(job):
+        status, reason = "True", "Recovered" if recovering else "Started"
+        message = READY_MESSAGE
+    elif old is not None and (old.get("status") == "True" or old_reason == "WaitForRecovery"):
+        status, reason, message = "False", "WaitForRecovery", RECOVERY_MESSAGE
+    else:
+        status, reason, message = "False", "WaitForStart", NOT_READY_MESSAGE
+    return {"type": "PodsReady", "status": status, "reason": reason, "message": message}
+
+
+def _finished_event(workload: Obj) -> Event:
+    return Event(REASON_FINISHED_WORKLOAD, f"Workload '{key(workload)}' is declared finished")
+
+
+def _remove_finalizer(workload: Obj) -> RemoveWorkloadFinalizer:
+    return RemoveWorkloadFinalizer(namespace(workload), name(workload))

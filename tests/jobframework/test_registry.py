@@ -1,0 +1,92 @@
+"""Built-in integrations register through entry points; registration checks the Protocol."""
+
+from __future__ import annotations
+
+import pluggy
+import pytest
+
+from kq import hookspecs
+from kq.hookspecs import Register, hookimpl
+from kq.jobframework import GenericJob
+from kq.jobframework.interface import capability_names
+from kq.jobframework.registry import NotAnIntegration, by_gvk, job_integrations, owner_integration
+from kq.plugins import DuplicateNameError
+from kq_plugins.jobs.batch_job import BatchJob
+
+
+def test_builtins_are_found_through_entry_points(integrations: dict[str, GenericJob]) -> None:
+    assert sorted(integrations) == [
+        "batch/job",
+        "jobset.x-k8s.io/jobset",
+        "kubeflow.org/mpijob",
+        "ray.io/rayjob",
+    ]
+    assert all(isinstance(i, GenericJob) for i in integrations.values())
+    assert set(by_gvk(integrations)) == {
+        ("batch/v1", "Job"),
+        ("jobset.x-k8s.io/v1alpha2", "JobSet"),
+        ("kubeflow.org/v2beta1", "MPIJob"),
+        ("ray.io/v1", "RayJob"),
+    }
+
+
+def test_capabilities_of_the_builtins(integrations: dict[str, GenericJob]) -> None:
+    assert capability_names(integrations["batch/job"]) == [
+        "JobWithCustomStop",
+        "JobWithReclaimablePods",
+        "JobWithManagedBy",
+    ]
+    assert "JobWithPriorityClass" in capability_names(integrations["kubeflow.org/mpijob"])
+    assert "JobWithCustomValidation" in capability_names(integrations["ray.io/rayjob"])
+
+
+def manager_with(*plugins: object) -> pluggy.PluginManager:
+    pm = pluggy.PluginManager(hookspecs.PROJECT_NAME)
+    pm.add_hookspecs(hookspecs)
+    for index, plugin in enumerate(plugins):
+        pm.register(plugin, name=f"plugin{index}")
+    return pm
+
+
+class Incomplete:
+    NAME = "example.com/widget"
+
+    def is_suspended(self, job: object) -> bool:
+        return False
+
+
+class RegistersIncomplete:
+    @hookimpl
+    def kq_register_job_integrations(self, register: Register) -> None:
+        register(Incomplete)
+
+
+class RegistersBatchJob:
+    @hookimpl
+    def kq_register_job_integrations(self, register: Register) -> None:
+        register(BatchJob)
+
+
+def test_a_class_missing_protocol_members_is_refused() -> None:
+    with pytest.raises(NotAnIntegration, match="does not implement"):
+        job_integrations(manager_with(RegistersIncomplete()))
+
+
+def test_two_plugins_registering_one_framework_name_are_named() -> None:
+    with pytest.raises(DuplicateNameError, match="'batch/job' is registered by both"):
+        job_integrations(manager_with(RegistersBatchJob(), RegistersBatchJob()))
+
+
+def test_jobs_created_by_a_jobset_belong_to_the_jobset_integration(
+    integrations: dict[str, GenericJob],
+) -> None:
+    child = {
+        "metadata": {
+            "ownerReferences": [
+                {"apiVersion": "jobset.x-k8s.io/v1alpha2", "kind": "JobSet", "controller": True}
+            ]
+        }
+    }
+    found = owner_integration(child, by_gvk(integrations))
+    assert found is integrations["jobset.x-k8s.io/jobset"]
+    assert owner_integration({"metadata": {}}, by_gvk(integrations)) is None
