@@ -1,0 +1,633 @@
+"""Simplified server-side apply with per-manager field ownership (``metadata.managedFields``).
+
+Contract:
+
+* ``server_side_apply(live, applied, manager, *, force, kind, types=None, now=None)``
+  merges the applied configuration into ``live`` (``None`` creates): maps merge, lists
+  with list type ``map`` merge by key, ``set`` lists union, other lists and scalars are
+  replaced.  Fields ``manager`` applied before and no longer applies are removed unless
+  another manager (any operation) still owns them or something below them.  A field that
+  another manager owns with a different value is a conflict: ``ApplyConflict`` unless
+  ``force``, which moves ownership to ``manager``.  Returns ``ApplyResult(object,
+  managed_fields)``; ``object["metadata"]["managedFields"]`` is ``managed_fields``.
+* ``record_update(live_before, live_after, manager, operation="Update", ...)`` returns
+  the managedFields after a non-apply write (``live_before=None`` for a create):
+  ``manager`` takes every field the write added or changed (from whoever owned it;
+  updates never conflict), and fields the write removed leave every set.
+* Ownership uses the real FieldsV1 encoding: ``f:<field>``, ``k:{"key":"value"}`` for
+  list-map items, ``v:<json>`` for set items, and ``.`` for a node with children that is
+  itself owned.  As in structured-merge-diff, an apply owns leaves, list items and
+  entries of granular maps; an update also owns the maps and lists it created.  The
+  entry's ``time`` only moves when the object or the manager's fields change, so a
+  repeated apply is a no-op.  ``apiVersion``, ``kind`` and server-set metadata (``name``, ``uid``,
+  ``resourceVersion``, ...) are never owned; ``status`` is tracked like any other field
+  (the HTTP handler decides which part of an object a request may write).
+* List and map types come from ``types`` (a ``TypeLookup``; ``schema_types(schema)`` for
+  CRDs, which honours ``x-kubernetes-list-type``/``-list-map-keys``/``-map-type``) or, when
+  ``None``, from the built-in strategic-merge table for ``kind`` (merge lists with a merge
+  key are list maps, without one sets; labels/annotations/... are granular maps).
+* Simplifications: no version conversion of field sets; nulls in the applied
+  configuration are ignored; merged list-maps and sets keep the live order and append
+  new items; list-map items missing a key field make that list atomic (upstream rejects
+  them); conflicts are only raised on leaf values (scalars, atomic lists and maps, set
+  items); the built-in table's single merge keys stand in for upstream's list-map keys
+  (container ports are keyed by ``containerPort`` alone, not with ``protocol``).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any, Literal
+
+from kq.sandbox.apiserver._strategy import TypeStrategy, kind_strategy, lookup
+from kq.sandbox.apiserver.patch import json_equal
+from kq.sandbox.apiserver.schema import Schema
+
+__all__ = [
+    "ApplyConflict",
+    "ApplyResult",
+    "NodeType",
+    "Path",
+    "TypeLookup",
+    "builtin_types",
+    "decode_fields",
+    "encode_fields",
+    "field_set",
+    "path_string",
+    "record_update",
+    "schema_types",
+    "server_side_apply",
+]
+
+Path = tuple[str, ...]
+"""A field path as FieldsV1 keys, e.g. ``("f:spec", 'k:{"name":"c"}', "f:image")``."""
+
+
+@dataclass(frozen=True)
+class NodeType:
+    """How a node merges: list type (``atomic``/``set``/``map`` with ``keys``), and for maps
+    whether they are granular (keys are entries owned separately, like labels) or atomic
+    (replaced and owned whole); other maps are structs."""
+
+    list_type: Literal["atomic", "set", "map"] = "atomic"
+    keys: tuple[str, ...] = ()
+    granular_map: bool = False
+    atomic_map: bool = False
+
+
+TypeLookup = Callable[[tuple[str, ...]], NodeType]
+"""Type of the node at a path of field names (list items and map keys are not elided:
+a map key is a name; list items add nothing), e.g. ``("spec", "containers", "ports")``."""
+
+_STRUCT = NodeType()
+_GRANULAR_MAPS = frozenset(
+    {
+        "labels",
+        "annotations",
+        "data",
+        "binaryData",
+        "stringData",
+        "nodeSelector",
+        "limits",
+        "requests",
+        "matchLabels",
+        "capacity",
+        "allocatable",
+    }
+)
+
+
+def builtin_types(kind: str) -> TypeLookup:
+    """Types from the strategic-merge table for ``kind`` (``"/v1/Pod"`` format)."""
+    root = kind_strategy(kind)
+
+    def resolve(names: tuple[str, ...]) -> NodeType:
+        t: TypeStrategy | None = root
+        fs = None
+        for name in names:
+            fs = lookup(t, name)
+            t = fs.type
+        if fs is not None and fs.strategy == "merge":
+            return NodeType("map", (fs.merge_key,)) if fs.merge_key else NodeType("set")
+        if names and names[-1] in _GRANULAR_MAPS:
+            return NodeType(granular_map=True)
+        return _STRUCT
+
+    return resolve
+
+
+def schema_types(schema: Schema) -> TypeLookup:
+    """Types from a CRD structural schema."""
+
+    def resolve(names: tuple[str, ...]) -> NodeType:
+        node: Schema | None = schema
+        for name in names:
+            if node is None:
+                return _STRUCT
+            if node.type == "array" and node.items is not None:
+                node = node.items
+            node = node.child(name)
+        if node is None:
+            return _STRUCT
+        if node.type == "array":
+            if node.list_type == "map" and node.list_map_keys:
+                return NodeType("map", node.list_map_keys)
+            if node.list_type == "set":
+                return NodeType("set")
+            return _STRUCT
+        if node.raw.get("x-kubernetes-map-type") == "atomic":
+            return NodeType(atomic_map=True)
+        if node.additional is not None and not node.properties:
+            return NodeType(granular_map=True)
+        return _STRUCT
+
+    return resolve
+
+
+# --- field sets ---------------------------------------------------------------------------
+
+# Metadata the server owns; never part of any manager's set.
+_SERVER_META = frozenset(
+    {
+        "name",
+        "namespace",
+        "uid",
+        "resourceVersion",
+        "generation",
+        "creationTimestamp",
+        "deletionTimestamp",
+        "deletionGracePeriodSeconds",
+        "managedFields",
+        "selfLink",
+        "generateName",
+    }
+)
+
+
+def _item_key(item: Any, keys: tuple[str, ...]) -> str | None:
+    if not isinstance(item, dict) or not all(k in item for k in keys):
+        return None
+    return "k:" + json.dumps({k: item[k] for k in keys}, sort_keys=True, separators=(",", ":"))
+
+
+def _value_key(value: Any) -> str:
+    return "v:" + json.dumps(value, sort_keys=True, separators=(",", ":"))
+
+
+def _list_type(value: list[Any], nt: NodeType) -> NodeType:
+    """``nt`` unless its keys are missing from some item (then the list is atomic)."""
+    if nt.list_type == "map" and any(_item_key(i, nt.keys) is None for i in value):
+        return _STRUCT
+    if nt.list_type == "set" and any(isinstance(i, dict | list) for i in value):
+        return _STRUCT
+    return nt
+
+
+@dataclass(frozen=True)
+class _Node:
+    """One node of an object: ``member`` when an applier owns it by applying it, ``leaf``
+    when its value is compared whole (scalars, atomic lists and maps, set items)."""
+
+    value: Any
+    member: bool
+    leaf: bool
+
+
+def _nodes(obj: Mapping[str, Any], types: TypeLookup) -> dict[Path, _Node]:
+    """Every node of ``obj`` by path, without ``apiVersion``, ``kind`` and server metadata."""
+    out: dict[Path, _Node] = {}
+    for key, value in obj.items():
+        if key in ("apiVersion", "kind"):
+            continue
+        if key == "metadata" and isinstance(value, dict):
+            meta = {k: v for k, v in value.items() if k not in _SERVER_META}
+            _walk_map(meta, ("f:metadata",), ("metadata",), types, out, entries=False)
+            continue
+        _walk(value, (f"f:{key}",), (key,), types, out, member=False)
+    return out
+
+
+def _walk(
+    value: Any,
+    path: Path,
+    names: tuple[str, ...],
+    types: TypeLookup,
+    out: dict[Path, _Node],
+    *,
+    member: bool,
+) -> None:
+    if isinstance(value, dict):
+        nt = types(names)
+        if nt.atomic_map or not value:
+            out[path] = _Node(value, True, True)
+            return
+        out[path] = _Node(value, member, False)
+        _walk_map(value, path, names, types, out, entries=nt.granular_map)
+    elif isinstance(value, list):
+        nt = _list_type(value, types(names))
+        if nt.list_type == "atomic":
+            out[path] = _Node(value, True, True)
+            return
+        out[path] = _Node(value, False, False)
+        for item in value:
+            if nt.list_type == "set":
+                out[(*path, _value_key(item))] = _Node(item, True, True)
+                continue
+            key = _item_key(item, nt.keys)
+            assert key is not None
+            out[(*path, key)] = _Node(item, True, False)
+            _walk_map(item, (*path, key), names, types, out, entries=False)
+    else:
+        out[path] = _Node(value, True, True)
+
+
+def _walk_map(
+    value: Mapping[str, Any],
+    path: Path,
+    names: tuple[str, ...],
+    types: TypeLookup,
+    out: dict[Path, _Node],
+    *,
+    entries: bool,
+) -> None:
+    # Entries of a granular map are members themselves; fields of a struct are not.
+    for key, child in value.items():
+        _walk(child, (*path, f"f:{key}"), (*names, key), types, out, member=entries)
+
+
+def field_set(obj: Mapping[str, Any], types: TypeLookup) -> set[Path]:
+    """The paths an applier of ``obj`` owns: leaves, list items, granular-map entries."""
+    return {p for p, node in _nodes(obj, types).items() if node.member}
+
+
+def _changes(
+    before: Mapping[str, Any], after: Mapping[str, Any], types: TypeLookup
+) -> tuple[set[Path], set[Path]]:
+    """``(added or modified, removed)`` paths between two objects (containers included)."""
+    old, new = _nodes(before, types), _nodes(after, types)
+    touched = {
+        p
+        for p, node in new.items()
+        if p not in old or (node.leaf and not json_equal(old[p].value, node.value))
+    }
+    return touched, set(old) - set(new)
+
+
+def encode_fields(paths: Iterable[Path]) -> dict[str, Any]:
+    """FieldsV1 JSON of a set of paths."""
+    root: dict[str, Any] = {}
+    for path in sorted(paths):
+        node = root
+        for element in path:
+            node = node.setdefault(element, {})
+        if node is not root:
+            node.setdefault(".", {})
+    return _drop_leaf_dots(root)
+
+
+def _drop_leaf_dots(node: dict[str, Any]) -> dict[str, Any]:
+    # A leaf is owned by being present; "." is only written for nodes with children.
+    out: dict[str, Any] = {}
+    for key, child in node.items():
+        if key == ".":
+            continue
+        inner = _drop_leaf_dots(child)
+        if inner and "." in child:
+            inner = {".": {}, **inner}
+        out[key] = inner
+    return out
+
+
+def decode_fields(fields: Mapping[str, Any]) -> set[Path]:
+    """Paths of a FieldsV1 JSON object."""
+    out: set[Path] = set()
+
+    def visit(node: Mapping[str, Any], path: Path) -> None:
+        children = [k for k in node if k != "."]
+        if path and ("." in node or not children):
+            out.add(path)
+        for key in children:
+            visit(node[key], (*path, key))
+
+    visit(fields, ())
+    return out
+
+
+def path_string(path: Path) -> str:
+    """A path as apiserver conflict messages print it: ``.spec.containers[name="c"].image``."""
+    parts: list[str] = []
+    for element in path:
+        kind, _, rest = element.partition(":")
+        if kind == "f":
+            parts.append("." + rest)
+        elif kind == "k":
+            keys = json.loads(rest)
+            parts.append("[" + ",".join(f"{k}={json.dumps(v)}" for k, v in keys.items()) + "]")
+        else:
+            parts.append(f"[={rest}]")
+    return "".join(parts)
+
+
+# --- navigation ---------------------------------------------------------------------------
+
+_MISSING = object()
+
+
+def _child(container: Any, element: str) -> Any:
+    kind, _, rest = element.partition(":")
+    if kind == "f":
+        return container.get(rest, _MISSING) if isinstance(container, dict) else _MISSING
+    if not isinstance(container, list):
+        return _MISSING
+    if kind == "k":
+        want = json.loads(rest)
+        for item in container:
+            if isinstance(item, dict) and all(
+                k in item and json_equal(item[k], v) for k, v in want.items()
+            ):
+                return item
+        return _MISSING
+    value = json.loads(rest)
+    return value if any(json_equal(i, value) for i in container) else _MISSING
+
+
+def _get(obj: Any, path: Path) -> Any:
+    node = obj
+    for element in path:
+        node = _child(node, element)
+        if node is _MISSING:
+            break
+    return node
+
+
+def _remove(obj: Any, path: Path) -> None:
+    parent = _get(obj, path[:-1])
+    element = path[-1]
+    kind, _, rest = element.partition(":")
+    if kind == "f" and isinstance(parent, dict):
+        parent.pop(rest, None)
+    elif isinstance(parent, list):
+        target = _child(parent, element)
+        if target is not _MISSING:
+            parent[:] = [i for i in parent if not (i is target or json_equal(i, target))]
+
+
+# --- merging --------------------------------------------------------------------------------
+
+
+def _merge(live: Any, applied: Any, names: tuple[str, ...], types: TypeLookup) -> Any:
+    if isinstance(live, dict) and isinstance(applied, dict):
+        if types(names).atomic_map:
+            return copy.deepcopy(applied)
+        out = dict(live)
+        for key, value in applied.items():
+            if value is None:
+                continue
+            out[key] = _merge(live.get(key, _MISSING), value, (*names, key), types)
+        return out
+    if isinstance(live, list) and isinstance(applied, list):
+        nt = _list_type(live + applied, types(names))
+        if nt.list_type == "map":
+            merged = list(live)
+            for item in applied:
+                key = _item_key(item, nt.keys)
+                assert key is not None
+                for i, existing in enumerate(merged):
+                    if _item_key(existing, nt.keys) == key:
+                        merged[i] = _merge(existing, item, names, types)
+                        break
+                else:
+                    merged.append(copy.deepcopy(item))
+            return merged
+        if nt.list_type == "set":
+            merged = list(live)
+            merged.extend(
+                copy.deepcopy(v) for v in applied if not any(json_equal(v, m) for m in merged)
+            )
+            return merged
+    return copy.deepcopy(applied)
+
+
+def _strip_nulls(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _strip_nulls(v) for k, v in value.items() if v is not None}
+    if isinstance(value, list):
+        return [_strip_nulls(v) for v in value]
+    return value
+
+
+# --- managedFields ------------------------------------------------------------------------
+
+
+@dataclass
+class _Entry:
+    manager: str
+    operation: str
+    api_version: str
+    time: str | None
+    paths: set[Path]
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"manager": self.manager, "operation": self.operation}
+        out["apiVersion"] = self.api_version
+        if self.time is not None:
+            out["time"] = self.time
+        out["fieldsType"] = "FieldsV1"
+        out["fieldsV1"] = encode_fields(self.paths)
+        out.update(self.extra)
+        return out
+
+
+_ENTRY_KEYS = frozenset({"manager", "operation", "apiVersion", "time", "fieldsType", "fieldsV1"})
+
+
+def _entries(obj: Mapping[str, Any] | None) -> list[_Entry]:
+    if obj is None:
+        return []
+    raw = (obj.get("metadata") or {}).get("managedFields") or []
+    out: list[_Entry] = []
+    for e in raw:
+        if not isinstance(e, dict):
+            continue
+        out.append(
+            _Entry(
+                manager=str(e.get("manager", "")),
+                operation=str(e.get("operation", "Update")),
+                api_version=str(e.get("apiVersion", "")),
+                time=e.get("time"),
+                paths=decode_fields(e.get("fieldsV1") or {}),
+                extra={k: v for k, v in e.items() if k not in _ENTRY_KEYS},
+            )
+        )
+    return out
+
+
+def _now(now: str | None) -> str:
+    return now or datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+class ApplyConflict(Exception):
+    """Other managers own applied fields with different values (HTTP 409).
+
+    ``conflicts`` lists ``(manager, path)``; ``causes`` are the Status causes upstream
+    sends; the message is upstream's, e.g. ``Apply failed with 1 conflict: conflict with
+    "kubectl-edit" using apps/v1: .spec.replicas``.
+    """
+
+    def __init__(
+        self, conflicts: list[tuple[str, str]], managers: Mapping[str, str] | None = None
+    ) -> None:
+        self.conflicts = conflicts
+        shown = {m: (managers or {}).get(m, json.dumps(m)) for m, _ in conflicts}
+        self.causes = [
+            {"reason": "FieldManagerConflict", "message": f"conflict with {shown[m]}", "field": p}
+            for m, p in conflicts
+        ]
+        if len(conflicts) == 1:
+            manager, path = conflicts[0]
+            message = f"Apply failed with 1 conflict: conflict with {shown[manager]}: {path}"
+        else:
+            lines: list[str] = []
+            for manager in sorted(shown):
+                lines.append(f"conflicts with {shown[manager]}:")
+                lines.extend(f"- {p}" for m, p in conflicts if m == manager)
+            message = f"Apply failed with {len(conflicts)} conflicts: " + "\n".join(lines)
+        super().__init__(message)
+
+
+def _describe(entry: _Entry) -> str:
+    """A manager as upstream's conflict messages name it."""
+    text = json.dumps(entry.manager)
+    if entry.extra.get("subresource"):
+        text += f" with subresource {json.dumps(entry.extra['subresource'])}"
+    if entry.operation == "Update":
+        text += f" using {entry.api_version}"
+    return text
+
+
+@dataclass(frozen=True)
+class ApplyResult:
+    """The object after apply, and its new ``metadata.managedFields``."""
+
+    object: dict[str, Any]
+    managed_fields: list[dict[str, Any]]
+
+
+def _prune_empty(obj: dict[str, Any], path: Path, keep: set[Path], config: Any) -> None:
+    """Drop containers the removal of ``path`` left empty, unless owned or still applied."""
+    for depth in range(len(path) - 1, 1, -1):
+        parent = path[:depth]
+        node = _get(obj, parent)
+        if node is _MISSING or node or _owned_prefix(parent, keep):
+            return
+        if _get(config, parent) is not _MISSING:
+            return
+        _remove(obj, parent)
+
+
+def _is_key_field(path: Path) -> bool:
+    """A list-map item's key field: it goes with its item, never alone."""
+    if len(path) < 2 or not path[-2].startswith("k:") or not path[-1].startswith("f:"):
+        return False
+    return path[-1][2:] in json.loads(path[-2][2:])
+
+
+def _owned_prefix(path: Path, paths: set[Path]) -> bool:
+    return any(p[: len(path)] == path for p in paths)
+
+
+def server_side_apply(
+    live: Mapping[str, Any] | None,
+    applied: Mapping[str, Any],
+    manager: str,
+    *,
+    force: bool,
+    kind: str,
+    types: TypeLookup | None = None,
+    now: str | None = None,
+) -> ApplyResult:
+    """Apply ``applied`` as ``manager`` (see the module docstring)."""
+    resolve = types or builtin_types(kind)
+    config = _strip_nulls(copy.deepcopy(dict(applied)))
+    config.get("metadata", {}).pop("managedFields", None)
+    entries = _entries(live)
+    base: dict[str, Any] = copy.deepcopy(dict(live)) if live is not None else {}
+    base.get("metadata", {}).pop("managedFields", None)
+    new_set = field_set(config, resolve)
+    mine = next((e for e in entries if e.manager == manager and e.operation == "Apply"), None)
+    others = [e for e in entries if e is not mine]
+
+    merged: dict[str, Any] = _merge(base, config, (), resolve)
+    # Like upstream: another manager's field conflicts when this apply adds or changes it.
+    touched, _ = _changes(base, merged, resolve)
+    conflicts = [(path, e) for e in others for path in sorted(e.paths & touched)]
+    if conflicts and not force:
+        raise ApplyConflict(
+            [(e.manager, path_string(p)) for p, e in conflicts],
+            {e.manager: _describe(e) for _, e in conflicts},
+        )
+    for path, entry in conflicts:
+        entry.paths.discard(path)
+
+    if mine is not None:
+        owned_by_others = set().union(*(e.paths for e in others)) if others else set()
+        keep = new_set | owned_by_others
+        # Parents first: removing a list item takes its fields with it, while fields of
+        # items another manager keeps alive are removed one by one.
+        for path in sorted(mine.paths - new_set, key=len):
+            # Nothing the configuration still contains goes (e.g. an owned empty map that
+            # now has content, or a list that is now empty).
+            if (
+                _owned_prefix(path, keep)
+                or _is_key_field(path)
+                or _get(config, path) is not _MISSING
+            ):
+                continue
+            _remove(merged, path)
+            _prune_empty(merged, path, keep, config)
+
+    api_version = str(config.get("apiVersion", ""))
+    # The timestamp only moves when something changed, so a no-op apply stays a no-op.
+    unchanged = mine is not None and mine.paths == new_set and merged == base and not conflicts
+    stamp = mine.time if unchanged and mine is not None else _now(now)
+    entry = _Entry(manager, "Apply", api_version, stamp, new_set)
+    result = [entry if e is mine else e for e in entries if e is mine or e.paths]
+    if mine is None:
+        result.append(entry)
+    managed = [e.to_json() for e in result]
+    merged.setdefault("metadata", {})["managedFields"] = managed
+    return ApplyResult(merged, copy.deepcopy(managed))
+
+
+def record_update(
+    live_before: Mapping[str, Any] | None,
+    live_after: Mapping[str, Any],
+    manager: str,
+    operation: str = "Update",
+    *,
+    kind: str = "",
+    types: TypeLookup | None = None,
+    now: str | None = None,
+) -> list[dict[str, Any]]:
+    """managedFields after a create/update/patch by ``manager`` (see module docstring)."""
+    resolve = types or builtin_types(kind)
+    entries = _entries(live_before)
+    touched, removed = _changes(live_before or {}, live_after, resolve)
+    if not touched and not removed:
+        return [e.to_json() for e in entries]
+    mine = next((e for e in entries if e.manager == manager and e.operation == operation), None)
+    for entry in entries:
+        if entry is not mine:
+            entry.paths -= touched | removed
+    if mine is None:
+        mine = _Entry(manager, operation, "", None, set())
+        entries.append(mine)
+    mine.paths = (mine.paths - removed) | touched
+    mine.api_version = str(live_after.get("apiVersion", ""))
+    mine.time = _now(now)
+    return [e.to_json() for e in entries if e.paths]
