@@ -1,17 +1,25 @@
 """kq's configuration file: defaults, validation, and errors that name the bad field.
 
-The file is YAML in the spirit of Kueue's Configuration API; sections are added as the
-runtime grows. Unknown keys are errors, because a typo silently ignored is worse.
+The file is YAML in the shape of Kueue's Configuration API (``config.kueue.x-k8s.io/v1beta1``,
+kind ``Configuration``) plus kq's own ``plugins`` section, so a Kueue configuration carries
+over. Defaults follow upstream. Unknown keys are errors, because a typo silently ignored is
+worse. Durations are Go duration strings ("15s", "1m30s").
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import re
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import yaml
+
+API_VERSION = "config.kueue.x-k8s.io/v1beta1"
+KIND = "Configuration"
+
+T = TypeVar("T")
 
 
 class ConfigError(ValueError):
@@ -28,14 +36,181 @@ class PluginsConfig:
 
 
 @dataclass(frozen=True)
+class RequeuingStrategy:
+    timestamp: str = "Eviction"
+    backoff_limit_count: int | None = None
+    backoff_base_seconds: int = 60
+    backoff_max_seconds: int = 3600
+
+
+@dataclass(frozen=True)
+class WaitForPodsReady:
+    enable: bool = False
+    timeout: float = 300.0
+    # Upstream defaults blockAdmission to the value of enable.
+    block_admission: bool = False
+    requeuing_strategy: RequeuingStrategy = field(default_factory=RequeuingStrategy)
+
+
+@dataclass(frozen=True)
+class FairSharing:
+    enable: bool = False
+    preemption_strategies: tuple[str, ...] = ("LessThanOrEqualToFinalShare", "LessThanInitialShare")
+
+
+@dataclass(frozen=True)
+class ClientConnection:
+    """Client-side rate limit; kq's default suits a large cluster (Kueue's perf test: 50/100)."""
+
+    qps: float = 300.0
+    burst: int = 500
+
+
+@dataclass(frozen=True)
+class LeaderElection:
+    leader_elect: bool = True
+    lease_duration: float = 15.0
+    renew_deadline: float = 10.0
+    retry_period: float = 2.0
+    resource_name: str = "c1f6bfd2.kueue.x-k8s.io"
+    # Empty means the configuration's namespace.
+    resource_namespace: str = ""
+
+
+@dataclass(frozen=True)
+class Health:
+    health_probe_bind_address: str = ":8081"
+    readiness_endpoint_name: str = "readyz"
+    liveness_endpoint_name: str = "healthz"
+
+
+@dataclass(frozen=True)
+class Webhook:
+    port: int = 9443
+    cert_dir: str = "/tmp/k8s-webhook-server/serving-certs"
+
+
+@dataclass(frozen=True)
 class KqConfig:
+    namespace: str = "kueue-system"
+    manage_jobs_without_queue_name: bool = False
+    wait_for_pods_ready: WaitForPodsReady = field(default_factory=WaitForPodsReady)
+    frameworks: tuple[str, ...] = ("batch/job",)
+    fair_sharing: FairSharing = field(default_factory=FairSharing)
+    client_connection: ClientConnection = field(default_factory=ClientConnection)
+    leader_election: LeaderElection = field(default_factory=LeaderElection)
+    metrics_bind_address: str = ":8080"
+    health: Health = field(default_factory=Health)
+    webhook: Webhook = field(default_factory=Webhook)
+    feature_gates: Mapping[str, bool] = field(default_factory=dict)
     plugins: PluginsConfig = field(default_factory=PluginsConfig)
 
+    @property
+    def lease_namespace(self) -> str:
+        return self.leader_election.resource_namespace or self.namespace
 
-def _names(value: object, path: str) -> tuple[str, ...]:
-    if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
-        raise ConfigError(f"{path}: must be a list of plugin names")
-    return tuple(value)
+
+# -- durations -------------------------------------------------------------------------------
+
+_UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
+_DURATION = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|ms|s|m|h)")
+
+
+def parse_duration(text: str) -> float:
+    """Seconds in a Go duration string such as ``1m30s`` or ``250ms``; ValueError otherwise."""
+    if text == "0":
+        return 0.0
+    if not text:
+        raise ValueError(f"not a Go duration: {text!r}")
+    position, total = 0, 0.0
+    while position < len(text):
+        match = _DURATION.match(text, position)
+        if match is None:
+            raise ValueError(f"not a Go duration: {text!r}")
+        total += float(match.group(1)) * _UNITS[match.group(2)]
+        position = match.end()
+    return total
+
+
+# -- section readers -------------------------------------------------------------------------
+
+
+class _Section:
+    """A mapping at ``path`` whose fields are read once each; leftovers are unknown fields."""
+
+    def __init__(self, value: object, path: str, allowed: set[str]) -> None:
+        if value is None:
+            value = {}
+        if not isinstance(value, dict):
+            raise ConfigError(f"{path or 'configuration'}: must be a mapping")
+        _check_keys(value, allowed, path)
+        self.data: dict[str, Any] = value
+        self.path = path
+
+    def where(self, key: str) -> str:
+        return f"{self.path}.{key}" if self.path else key
+
+    def get(self, key: str, default: T, check: Callable[[object], bool], what: str) -> T:
+        value: T = self.data.get(key, default)
+        if not check(value):
+            raise ConfigError(f"{self.where(key)}: must be {what}")
+        return value
+
+    def flag(self, key: str, default: bool) -> bool:
+        return self.get(key, default, lambda v: isinstance(v, bool), "true or false")
+
+    def text(self, key: str, default: str) -> str:
+        return self.get(key, default, lambda v: isinstance(v, str), "a string")
+
+    def number(self, key: str, default: float, *, minimum: float = 0.0) -> float:
+        value = self.get(key, default, _is_number, "a number")
+        if value <= minimum:
+            raise ConfigError(f"{self.where(key)}: must be greater than {minimum:g}")
+        return float(value)
+
+    def integer(self, key: str, default: int, *, minimum: int = 0) -> int:
+        value = self.get(
+            key, default, lambda v: isinstance(v, int) and not isinstance(v, bool), "an integer"
+        )
+        if value < minimum:
+            raise ConfigError(f"{self.where(key)}: must be at least {minimum}")
+        return value
+
+    def duration(self, key: str, default: float) -> float:
+        raw = self.data.get(key)
+        if raw is None:
+            return default
+        try:
+            seconds = parse_duration(raw) if isinstance(raw, str) else None
+        except ValueError:
+            seconds = None
+        if seconds is None or seconds <= 0:
+            raise ConfigError(
+                f"{self.where(key)}: must be a positive duration such as 15s or 1m30s"
+            )
+        return seconds
+
+    def names(
+        self, key: str, default: tuple[str, ...], choices: tuple[str, ...] = ()
+    ) -> tuple[str, ...]:
+        value = self.data.get(key)
+        if value is None:
+            return default
+        if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+            raise ConfigError(f"{self.where(key)}: must be a list of non-empty strings")
+        for item in value:
+            if choices and item not in choices:
+                raise ConfigError(
+                    f"{self.where(key)}: unknown value {item!r} (allowed: {', '.join(choices)})"
+                )
+        return tuple(value)
+
+    def section(self, key: str, allowed: set[str]) -> _Section:
+        return _Section(self.data.get(key), self.where(key), allowed)
+
+
+def _is_number(value: object) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
 
 
 def _check_keys(section: Mapping[str, Any], allowed: set[str], path: str) -> None:
@@ -43,6 +218,12 @@ def _check_keys(section: Mapping[str, Any], allowed: set[str], path: str) -> Non
     if unknown:
         where = f"{path}.{unknown[0]}" if path else unknown[0]
         raise ConfigError(f"{where}: unknown field (allowed: {', '.join(sorted(allowed))})")
+
+
+def _names(value: object, path: str) -> tuple[str, ...]:
+    if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+        raise ConfigError(f"{path}: must be a list of plugin names")
+    return tuple(value)
 
 
 def _plugins(section: object) -> PluginsConfig:
@@ -62,14 +243,148 @@ def _plugins(section: object) -> PluginsConfig:
     )
 
 
+def _wait_for_pods_ready(top: _Section) -> WaitForPodsReady:
+    s = top.section(
+        "waitForPodsReady", {"enable", "timeout", "blockAdmission", "requeuingStrategy"}
+    )
+    enable = s.flag("enable", False)
+    r = s.section(
+        "requeuingStrategy",
+        {"timestamp", "backoffLimitCount", "backoffBaseSeconds", "backoffMaxSeconds"},
+    )
+    timestamp = r.text("timestamp", "Eviction")
+    if timestamp not in ("Eviction", "Creation"):
+        raise ConfigError(f"{r.where('timestamp')}: must be Eviction or Creation")
+    limit = r.data.get("backoffLimitCount")
+    strategy = RequeuingStrategy(
+        timestamp=timestamp,
+        backoff_limit_count=None if limit is None else r.integer("backoffLimitCount", 0),
+        backoff_base_seconds=r.integer("backoffBaseSeconds", 60, minimum=1),
+        backoff_max_seconds=r.integer("backoffMaxSeconds", 3600, minimum=1),
+    )
+    return WaitForPodsReady(
+        enable=enable,
+        timeout=s.duration("timeout", 300.0),
+        block_admission=s.flag("blockAdmission", enable),
+        requeuing_strategy=strategy,
+    )
+
+
+def _leader_election(top: _Section) -> LeaderElection:
+    s = top.section(
+        "leaderElection",
+        {
+            "leaderElect",
+            "leaseDuration",
+            "renewDeadline",
+            "retryPeriod",
+            "resourceName",
+            "resourceNamespace",
+            "resourceLock",
+        },
+    )
+    if s.text("resourceLock", "leases") != "leases":
+        raise ConfigError(f"{s.where('resourceLock')}: only leases are supported")
+    election = LeaderElection(
+        leader_elect=s.flag("leaderElect", True),
+        lease_duration=s.duration("leaseDuration", 15.0),
+        renew_deadline=s.duration("renewDeadline", 10.0),
+        retry_period=s.duration("retryPeriod", 2.0),
+        resource_name=s.text("resourceName", "c1f6bfd2.kueue.x-k8s.io")
+        or "c1f6bfd2.kueue.x-k8s.io",
+        resource_namespace=s.text("resourceNamespace", ""),
+    )
+    if election.renew_deadline >= election.lease_duration:
+        raise ConfigError(f"{s.where('renewDeadline')}: must be less than leaseDuration")
+    # client-go's rule: a renewal needs room for at least one jittered retry.
+    if election.renew_deadline <= 1.2 * election.retry_period:
+        raise ConfigError(f"{s.where('retryPeriod')}: must be less than renewDeadline / 1.2")
+    return election
+
+
+def _address(s: _Section, key: str, default: str) -> str:
+    value = s.text(key, default)
+    _, sep, port = value.rpartition(":")
+    if value and (not sep or not port.isdigit() or int(port) > 65535):
+        raise ConfigError(f"{s.where(key)}: must be host:port, such as :8080 (or empty)")
+    return value
+
+
+_TOP = {
+    "apiVersion",
+    "kind",
+    "namespace",
+    "manageJobsWithoutQueueName",
+    "waitForPodsReady",
+    "integrations",
+    "fairSharing",
+    "clientConnection",
+    "leaderElection",
+    "metrics",
+    "health",
+    "webhook",
+    "featureGates",
+    "plugins",
+}
+
+
 def parse_config(document: object) -> KqConfig:
     """Validate a parsed YAML document into a ``KqConfig``."""
     if document is None:
         return KqConfig()
     if not isinstance(document, dict):
         raise ConfigError("configuration: the document must be a mapping")
-    _check_keys(document, {"apiVersion", "kind", "plugins"}, "")
-    return KqConfig(plugins=_plugins(document.get("plugins")))
+    top = _Section(document, "", _TOP)
+    if top.data.get("apiVersion", API_VERSION) != API_VERSION:
+        raise ConfigError(f"apiVersion: must be {API_VERSION}")
+    if top.data.get("kind", KIND) != KIND:
+        raise ConfigError(f"kind: must be {KIND}")
+    namespace = top.text("namespace", "kueue-system")
+    if not namespace:
+        raise ConfigError("namespace: must not be empty")
+    fair = top.section("fairSharing", {"enable", "preemptionStrategies"})
+    client = top.section("clientConnection", {"qps", "burst"})
+    health = top.section(
+        "health", {"healthProbeBindAddress", "readinessEndpointName", "livenessEndpointName"}
+    )
+    webhook = top.section("webhook", {"port", "certDir", "host"})
+    gates = top.data.get("featureGates") or {}
+    if not isinstance(gates, dict) or not all(isinstance(v, bool) for v in gates.values()):
+        raise ConfigError("featureGates: must map gate names to true or false")
+    port = webhook.integer("port", 9443, minimum=1)
+    if port > 65535:
+        raise ConfigError("webhook.port: must be at most 65535")
+    return KqConfig(
+        namespace=namespace,
+        manage_jobs_without_queue_name=top.flag("manageJobsWithoutQueueName", False),
+        wait_for_pods_ready=_wait_for_pods_ready(top),
+        frameworks=top.section(
+            "integrations", {"frameworks", "externalFrameworks", "podOptions"}
+        ).names("frameworks", ("batch/job",)),
+        fair_sharing=FairSharing(
+            enable=fair.flag("enable", False),
+            preemption_strategies=fair.names(
+                "preemptionStrategies",
+                FairSharing().preemption_strategies,
+                choices=FairSharing().preemption_strategies,
+            ),
+        ),
+        client_connection=ClientConnection(
+            qps=client.number("qps", 300.0), burst=client.integer("burst", 500, minimum=1)
+        ),
+        leader_election=_leader_election(top),
+        metrics_bind_address=_address(
+            top.section("metrics", {"bindAddress"}), "bindAddress", ":8080"
+        ),
+        health=Health(
+            health_probe_bind_address=_address(health, "healthProbeBindAddress", ":8081"),
+            readiness_endpoint_name=health.text("readinessEndpointName", "readyz"),
+            liveness_endpoint_name=health.text("livenessEndpointName", "healthz"),
+        ),
+        webhook=Webhook(port=port, cert_dir=webhook.text("certDir", Webhook().cert_dir)),
+        feature_gates=dict(gates),
+        plugins=_plugins(document.get("plugins")),
+    )
 
 
 def load_config(path: Path | None) -> KqConfig:

@@ -4,7 +4,14 @@ from pathlib import Path
 
 import pytest
 
-from kq.config import ConfigError, KqConfig, PluginsConfig, load_config, parse_config
+from kq.config import (
+    ConfigError,
+    KqConfig,
+    PluginsConfig,
+    load_config,
+    parse_config,
+    parse_duration,
+)
 
 
 def test_missing_file_means_defaults() -> None:
@@ -36,3 +43,129 @@ def test_file_errors_name_the_file(tmp_path: Path) -> None:
     path.write_text("plugins: [unclosed\n")
     with pytest.raises(ConfigError, match="not valid YAML"):
         load_config(path)
+
+
+KUEUE_CONFIGURATION = """
+apiVersion: config.kueue.x-k8s.io/v1beta1
+kind: Configuration
+namespace: kq-system
+manageJobsWithoutQueueName: true
+waitForPodsReady:
+  enable: true
+  timeout: 2m30s
+  requeuingStrategy:
+    timestamp: Creation
+    backoffLimitCount: 5
+integrations:
+  frameworks: ["batch/job", "jobset.x-k8s.io/jobset"]
+fairSharing:
+  enable: true
+  preemptionStrategies: [LessThanOrEqualToFinalShare]
+clientConnection:
+  qps: 50
+  burst: 100
+leaderElection:
+  leaderElect: true
+  leaseDuration: 20s
+  renewDeadline: 15s
+  retryPeriod: 500ms
+  resourceName: my-lease
+metrics:
+  bindAddress: 127.0.0.1:9090
+health:
+  healthProbeBindAddress: :8081
+webhook:
+  port: 9443
+featureGates:
+  PartialAdmission: true
+plugins:
+  disabled: [x]
+"""
+
+
+def test_a_kueue_configuration_is_read(tmp_path: Path) -> None:
+    path = tmp_path / "kq.yaml"
+    path.write_text(KUEUE_CONFIGURATION)
+    config = load_config(path)
+    assert config.namespace == "kq-system"
+    assert config.manage_jobs_without_queue_name
+    ready = config.wait_for_pods_ready
+    assert (ready.enable, ready.timeout, ready.block_admission) == (True, 150.0, True)
+    assert ready.requeuing_strategy.timestamp == "Creation"
+    assert ready.requeuing_strategy.backoff_limit_count == 5
+    assert config.frameworks == ("batch/job", "jobset.x-k8s.io/jobset")
+    assert config.fair_sharing.preemption_strategies == ("LessThanOrEqualToFinalShare",)
+    assert (config.client_connection.qps, config.client_connection.burst) == (50.0, 100)
+    election = config.leader_election
+    assert (election.lease_duration, election.renew_deadline, election.retry_period) == (
+        20.0,
+        15.0,
+        0.5,
+    )
+    assert config.lease_namespace == "kq-system"
+    assert config.metrics_bind_address == "127.0.0.1:9090"
+    assert config.feature_gates == {"PartialAdmission": True}
+    assert config.plugins.disabled == ("x",)
+
+
+def test_defaults_follow_upstream() -> None:
+    config = KqConfig()
+    election = config.leader_election
+    assert (election.lease_duration, election.renew_deadline, election.retry_period) == (
+        15.0,
+        10.0,
+        2.0,
+    )
+    assert election.resource_name == "c1f6bfd2.kueue.x-k8s.io"
+    assert config.lease_namespace == "kueue-system"
+    assert config.wait_for_pods_ready.timeout == 300.0
+    assert config.health.readiness_endpoint_name == "readyz"
+
+
+@pytest.mark.parametrize(
+    ("text", "seconds"),
+    [("15s", 15.0), ("1m30s", 90.0), ("250ms", 0.25), ("1h", 3600.0), ("1.5s", 1.5), ("0", 0)],
+)
+def test_go_durations(text: str, seconds: float) -> None:
+    assert parse_duration(text) == pytest.approx(seconds)
+
+
+@pytest.mark.parametrize("text", ["", "15", "1d", "s", "1m 30s", "-1s"])
+def test_bad_go_durations(text: str) -> None:
+    with pytest.raises(ValueError, match="not a Go duration"):
+        parse_duration(text)
+
+
+@pytest.mark.parametrize(
+    ("document", "message"),
+    [
+        (
+            {"leaderElection": {"leaseDuration": "10s", "renewDeadline": "10s"}},
+            "leaderElection.renewDeadline: must be less than leaseDuration",
+        ),
+        ({"leaderElection": {"retryPeriod": "9s"}}, "leaderElection.retryPeriod:"),
+        ({"leaderElection": {"leaseDuration": "15"}}, "leaderElection.leaseDuration:"),
+        ({"waitForPodsReady": {"timeout": 5}}, "waitForPodsReady.timeout:"),
+        ({"waitForPodsReady": {"enabled": True}}, "waitForPodsReady.enabled: unknown field"),
+        (
+            {"waitForPodsReady": {"requeuingStrategy": {"timestamp": "Now"}}},
+            "waitForPodsReady.requeuingStrategy.timestamp:",
+        ),
+        ({"clientConnection": {"qps": 0}}, "clientConnection.qps:"),
+        ({"clientConnection": {"burst": "many"}}, "clientConnection.burst:"),
+        (
+            {"fairSharing": {"preemptionStrategies": ["Greedy"]}},
+            "fairSharing.preemptionStrategies:",
+        ),
+        ({"metrics": {"bindAddress": "8080"}}, "metrics.bindAddress:"),
+        ({"webhook": {"port": 70000}}, "webhook.port:"),
+        ({"featureGates": {"A": "yes"}}, "featureGates:"),
+        ({"apiVersion": "config.kueue.x-k8s.io/v1alpha1"}, "apiVersion:"),
+        ({"kind": "Nope"}, "kind:"),
+        ({"integrations": {"frameworks": "batch/job"}}, "integrations.frameworks:"),
+    ],
+)
+def test_validation_names_the_field(document: object, message: str) -> None:
+    with pytest.raises(ConfigError) as caught:
+        parse_config(document)
+    assert str(caught.value).startswith(message)

@@ -1,0 +1,153 @@
+"""ClusterFacts for ``decide``, read from the informers' stores."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from kq.api.selectors import LabelSelector, parse_label_selector
+from kq.config import KqConfig
+from kq.jobframework.constants import DEFAULT_LOCAL_QUEUE
+from kq.jobframework.interface import GenericJob
+from kq.jobframework.objects import Obj, controller_owner, labels, meta, name, namespace
+from kq.jobframework.priority import Priorities
+from kq.jobframework.queue_name import is_managed
+from kq.jobframework.reconciler import ClusterFacts
+from kq.jobframework.workload import is_admitted
+from kq.runtime.store import OWNER_INDEX, Store
+from kq.webhooks.jobs import WebhookFacts
+
+NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"
+
+
+def default_namespace_selector(controller_namespace: str) -> dict[str, Any]:
+    """Upstream's default ``managedJobsNamespaceSelector``: all but the system namespaces."""
+    return {
+        "matchExpressions": [
+            {
+                "key": NAMESPACE_NAME_LABEL,
+                "operator": "NotIn",
+                "values": ["kube-system", controller_namespace],
+            }
+        ]
+    }
+
+
+@dataclass(frozen=True)
+class JobFrameworkOptions:
+    """The configuration the job controllers read."""
+
+    frameworks: tuple[str, ...] = ("batch/job",)
+    """Framework names to run (``integrations.frameworks``); other registered ones idle."""
+    manage_jobs_without_queue_name: bool = False
+    managed_jobs_namespace_selector: Mapping[str, Any] = field(
+        default_factory=lambda: default_namespace_selector("kueue-system")
+    )
+    wait_for_pods_ready: bool = False
+    events_namespace: str = "kueue-system"
+    """Where events about cluster-scoped objects go (the controller's namespace)."""
+    leader_poll_interval: float = 1.0
+
+    @classmethod
+    def from_config(cls, config: KqConfig) -> JobFrameworkOptions:
+        return cls(
+            frameworks=tuple(config.frameworks),
+            manage_jobs_without_queue_name=config.manage_jobs_without_queue_name,
+            managed_jobs_namespace_selector=default_namespace_selector(config.namespace),
+            wait_for_pods_ready=config.wait_for_pods_ready.enable,
+            events_namespace=config.namespace,
+        )
+
+
+@dataclass(frozen=True)
+class Caches:
+    """The shared stores every job controller reads."""
+
+    workloads: Store
+    flavors: Store
+    workload_priority_classes: Store
+    priority_classes: Store
+    namespaces: Store
+    local_queues: Store
+
+
+class FactSource:
+    """Builds the facts for one job from the caches and the other job kinds' stores."""
+
+    def __init__(
+        self,
+        caches: Caches,
+        options: JobFrameworkOptions,
+        jobs: Mapping[tuple[str, str], tuple[GenericJob, Store]],
+    ) -> None:
+        self._caches = caches
+        self._options = options
+        # Integration and store of every running job kind, by (apiVersion, kind).
+        self._jobs = jobs
+        self._selector: LabelSelector | None = parse_label_selector(
+            options.managed_jobs_namespace_selector
+        )
+
+    def facts(self, job: Obj) -> ClusterFacts:
+        return ClusterFacts(
+            flavors={name(f): f for f in self._caches.flavors.values()},
+            priorities=self._priorities(),
+            manage_jobs_without_queue_name=self._options.manage_jobs_without_queue_name,
+            namespace_managed=self.namespace_managed(namespace(job)),
+            wait_for_pods_ready=self._options.wait_for_pods_ready,
+            ancestor_admitted=self.ancestor_admitted(job),
+        )
+
+    def webhook_facts(self, ns: str, job: Obj) -> WebhookFacts:
+        """What the job webhooks need to know about ``job`` in namespace ``ns``."""
+        # A job under review on CREATE may not carry its namespace yet.
+        job = {**job, "metadata": {**meta(job), "namespace": ns}}
+        return WebhookFacts(
+            manage_jobs_without_queue_name=self._options.manage_jobs_without_queue_name,
+            namespace_managed=self.namespace_managed(ns),
+            default_local_queue_exists=f"{ns}/{DEFAULT_LOCAL_QUEUE}" in self._caches.local_queues,
+            ancestor_managed=self.ancestor_admitted(job) is not None,
+        )
+
+    def namespace_managed(self, ns: str) -> bool:
+        if self._selector is None:
+            return False
+        obj = self._caches.namespaces.get(ns)
+        ns_labels = dict(labels(obj)) if obj is not None else {}
+        ns_labels.setdefault(NAMESPACE_NAME_LABEL, ns)
+        return self._selector.matches(ns_labels)
+
+    def ancestor_admitted(self, job: Obj) -> bool | None:
+        """Whether the Workload of the kq-managed job owning ``job`` is admitted.
+
+        ``None`` when no running job kind controls ``job``, or its owner is not managed. An
+        owner not (yet) in the cache counts as managed and not admitted: the child waits.
+        """
+        owner = controller_owner(job)
+        if owner is None:
+            return None
+        found = self._jobs.get((str(owner.get("apiVersion", "")), str(owner.get("kind", ""))))
+        if found is None:
+            return None
+        _, store = found
+        parent = store.get(f"{namespace(job)}/{owner.get('name', '')}")
+        if parent is not None and not is_managed(
+            parent,
+            manage_jobs_without_queue_name=self._options.manage_jobs_without_queue_name,
+            namespace_managed=self.namespace_managed(namespace(job)),
+        ):
+            return None
+        workloads = self._caches.workloads.by_index(OWNER_INDEX, str(owner.get("uid", "")))
+        return any(is_admitted(wl) for wl in workloads)
+
+    def _priorities(self) -> Priorities:
+        pod_classes = self._caches.priority_classes.values()
+        return Priorities(
+            workload_classes={
+                name(c): int(c.get("value", 0))
+                for c in self._caches.workload_priority_classes.values()
+            },
+            pod_classes={name(c): int(c.get("value", 0)) for c in pod_classes},
+            global_defaults=[name(c) for c in pod_classes if c.get("globalDefault")],
+        )

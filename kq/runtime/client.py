@@ -1,0 +1,248 @@
+"""One API client per process: timeouts, QPS/burst limiting, retries, dict bodies.
+
+kubernetes_asyncio supplies configuration loading, authentication (token refresh included) and
+the aiohttp session; every request goes through ``ApiClient.call_api`` unparsed, because
+``json.loads`` of a body is an order of magnitude cheaper than the generated models, and one
+path serves built-in kinds and CRDs alike.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+import aiohttp
+import structlog
+from kubernetes_asyncio import client as k8s_client
+from kubernetes_asyncio import config as k8s_config
+
+from kq import __version__
+from kq.runtime.backoff import Backoff, parse_retry_after
+from kq.runtime.errors import ApiError
+from kq.runtime.ratelimit import TokenBucket
+from kq.runtime.resources import Resource
+
+log = structlog.get_logger("kq.runtime.client")
+
+JSON = "application/json"
+MERGE_PATCH = "application/merge-patch+json"
+APPLY_PATCH = "application/apply-patch+yaml"
+FIELD_MANAGER = "kq"
+
+T = TypeVar("T")
+Query = Sequence[tuple[str, str]]
+Object = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class ClientSettings:
+    """Limits for one process; Kueue's defaults are 50/100 in its perf test, 300/500 otherwise."""
+
+    qps: float = 300.0
+    burst: int = 500
+    request_timeout: float = 30.0
+    max_attempts: int = 5
+    user_agent: str = f"kq/{__version__}"
+
+
+async def load_configuration(kubeconfig: Path | None) -> k8s_client.Configuration:
+    """A fresh Configuration from a kubeconfig file, or the pod's service account."""
+    configuration = k8s_client.Configuration()
+    if kubeconfig is not None:
+        await k8s_config.load_kube_config(
+            config_file=str(kubeconfig), client_configuration=configuration
+        )
+    else:
+        k8s_config.load_incluster_config(client_configuration=configuration)  # type: ignore[no-untyped-call]
+    return configuration
+
+
+class KubeClient:
+    """Requests to one API server; build it inside the running loop with ``connect``."""
+
+    def __init__(self, api: k8s_client.ApiClient, settings: ClientSettings) -> None:
+        api.user_agent = settings.user_agent
+        self._api = api
+        self.settings = settings
+        self._limiter = TokenBucket(settings.qps, settings.burst)
+
+    @classmethod
+    async def connect(
+        cls, kubeconfig: Path | None, settings: ClientSettings | None = None
+    ) -> KubeClient:
+        configuration = await load_configuration(kubeconfig)
+        return cls(k8s_client.ApiClient(configuration), settings or ClientSettings())
+
+    async def close(self) -> None:
+        await self._api.close()
+
+    async def __aenter__(self) -> KubeClient:
+        return self
+
+    async def __aexit__(self, *_: object) -> None:
+        await self.close()
+
+    # -- transport ----------------------------------------------------------------------
+
+    async def _send(
+        self,
+        method: str,
+        path: str,
+        query: Query,
+        body: Object | None,
+        content_type: str,
+        limits: aiohttp.ClientTimeout,
+    ) -> aiohttp.ClientResponse:
+        await self._limiter.acquire()
+        try:
+            response: aiohttp.ClientResponse = await self._api.call_api(
+                path,
+                method,
+                query_params=list(query),
+                header_params={"Accept": JSON, "Content-Type": content_type},
+                body=body,
+                auth_settings=["BearerToken"],
+                _preload_content=False,
+                _request_timeout=limits,
+            )
+        except (aiohttp.ClientError, TimeoutError) as exc:
+            raise ApiError(0, f"{method} {path}: {exc!r}") from exc
+        return response
+
+    async def request(
+        self,
+        method: str,
+        path: str,
+        *,
+        query: Query = (),
+        body: Object | None = None,
+        content_type: str = JSON,
+    ) -> Object:
+        """One call with retries of 429, 5xx and broken connections; the body as a dict."""
+        backoff = Backoff(initial=0.2, cap=10.0)
+        timeout = aiohttp.ClientTimeout(total=self.settings.request_timeout)
+        for attempt in range(1, self.settings.max_attempts + 1):
+            try:
+                response = await self._send(method, path, query, body, content_type, timeout)
+                async with response:
+                    return await _read_json(response, method, path)
+            except ApiError as exc:
+                if not exc.retriable or attempt == self.settings.max_attempts:
+                    raise
+                delay = backoff.next(exc.retry_after)
+                log.info("retrying", method=method, path=path, status=exc.status, delay=delay)
+                await asyncio.sleep(delay)
+        raise AssertionError("unreachable: the last attempt returns or raises")
+
+    @asynccontextmanager
+    async def stream(self, path: str, query: Query) -> AsyncIterator[AsyncIterator[bytes]]:
+        """An open watch: its lines, undecoded. No total timeout; the caller's watchdog rules."""
+        timeout = aiohttp.ClientTimeout(sock_connect=10, sock_read=None)
+        response = await self._send("GET", path, query, None, JSON, timeout)
+        async with response:
+            if response.status >= 300:
+                await _read_json(response, "GET", path)
+            yield response.content.__aiter__()
+
+    # -- verbs --------------------------------------------------------------------------
+
+    async def get(self, resource: Resource, name: str, namespace: str | None = None) -> Object:
+        return await self.request("GET", resource.path(namespace, name))
+
+    async def list(
+        self, resource: Resource, *, namespace: str | None = None, query: Query = ()
+    ) -> Object:
+        """One LIST call (a page when ``query`` has ``limit``); see the informer for all pages."""
+        return await self.request("GET", resource.path(namespace), query=query)
+
+    async def create(self, resource: Resource, obj: Object) -> Object:
+        namespace = obj.get("metadata", {}).get("namespace")
+        return await self.request("POST", resource.path(namespace), body=obj)
+
+    async def replace(self, resource: Resource, obj: Object, subresource: str = "") -> Object:
+        meta = obj["metadata"]
+        path = resource.path(meta.get("namespace"), meta["name"])
+        return await self.request("PUT", _sub(path, subresource), body=obj)
+
+    async def merge_patch(
+        self,
+        resource: Resource,
+        name: str,
+        patch: Object,
+        *,
+        namespace: str | None = None,
+        resource_version: str | None = None,
+        subresource: str = "",
+    ) -> Object:
+        """JSON merge patch; with ``resource_version`` a stale view fails with 409."""
+        if resource_version is not None:
+            metadata = {**patch.get("metadata", {}), "resourceVersion": resource_version}
+            patch = {**patch, "metadata": metadata}
+        path = _sub(resource.path(namespace, name), subresource)
+        return await self.request("PATCH", path, body=patch, content_type=MERGE_PATCH)
+
+    async def apply(
+        self, resource: Resource, obj: Object, *, subresource: str = "", force: bool = False
+    ) -> Object:
+        """Server-side apply of the fields kq owns, as field manager ``kq``."""
+        meta = obj["metadata"]
+        path = _sub(resource.path(meta.get("namespace"), meta["name"]), subresource)
+        query = [("fieldManager", FIELD_MANAGER)] + ([("force", "true")] if force else [])
+        return await self.request("PATCH", path, query=query, body=obj, content_type=APPLY_PATCH)
+
+    async def delete(self, resource: Resource, name: str, namespace: str | None = None) -> Object:
+        return await self.request("DELETE", resource.path(namespace, name))
+
+
+async def retry_on_conflict(
+    attempt: Callable[[], Awaitable[T]], *, attempts: int = 5, delay: float = 0.01
+) -> T:
+    """Re-run a read-modify-write while the server answers 409, as client-go's RetryOnConflict.
+
+    ``attempt`` must re-read the object each time, or it fails the same way again.
+    """
+    backoff = Backoff(initial=delay, cap=1.0)
+    for remaining in range(attempts - 1, -1, -1):
+        try:
+            return await attempt()
+        except ApiError as exc:
+            if not exc.conflict or remaining == 0:
+                raise
+            await asyncio.sleep(backoff.next())
+    raise AssertionError("unreachable: the last attempt returns or raises")
+
+
+def _sub(path: str, subresource: str) -> str:
+    return f"{path}/{subresource}" if subresource else path
+
+
+async def _read_json(response: aiohttp.ClientResponse, method: str, path: str) -> Object:
+    try:
+        raw = await response.read()
+    except (aiohttp.ClientError, TimeoutError) as exc:
+        raise ApiError(0, f"{method} {path}: {exc!r}") from exc
+    body: object
+    try:
+        body = json.loads(raw) if raw else {}
+    except ValueError:
+        body = None
+    if response.status < 300 and isinstance(body, dict):
+        return body
+    status = response.status if response.status >= 300 else 0
+    retry_after = parse_retry_after(response.headers.get("Retry-After"))
+    if isinstance(body, dict):
+        raise ApiError(
+            status,
+            str(body.get("message", "")),
+            reason=str(body.get("reason", "")),
+            body=body,
+            retry_after=retry_after,
+        )
+    # A proxy's HTML error page, or garbage in a 2xx: both mean the transport failed us.
+    snippet = raw[:80].decode("utf-8", "replace")
+    raise ApiError(status, f"{method} {path}: not JSON: {snippet!r}", retry_after=retry_after)

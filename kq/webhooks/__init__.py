@@ -1,0 +1,24 @@
+"""AdmissionReview (admission.k8s.io/v1) handlers: ``handle(review) -> review``, no I/O.
+
+The webhook server (TLS, certificates, HTTP) lives in ``kq.runtime``; it serves ``routes()``:
+
+- ``/mutate/jobs``: jobs of every registered kind, CREATE; suspends the ones kq manages.
+- ``/validate/jobs``: jobs, CREATE and UPDATE; Kueue's field rules, deprecation warnings.
+- ``/validate/kueue``: Kueue objects, CREATE and UPDATE; warnings where kq differs from Kueue.
+"""
+
+from kq.webhooks.jobs import JobWebhooks, WebhookFacts
+from kq.webhooks.kueue import validate_kueue
+from kq.webhooks.review import Handler
+from kq.webhooks.routes import MUTATE_JOBS, VALIDATE_JOBS, VALIDATE_KUEUE, routes
+
+__all__ = [
+    "MUTATE_JOBS",
+    "VALIDATE_JOBS",
+    "VALIDATE_KUEUE",
+    "Handler",
+    "JobWebhooks",
+    "WebhookFacts",
+    "routes",
+    "validate_kueue",
+]

@@ -1,0 +1,93 @@
+"""Mutating and validating webhooks for every job kind, on ``kq.jobframework.webhook``."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from kq.jobframework.interface import GenericJob
+from kq.jobframework.queue_name import queue_name
+from kq.jobframework.registry import by_gvk
+from kq.jobframework.webhook import (
+    default_on_create,
+    format_errors,
+    validate_on_create,
+    validate_on_update,
+)
+from kq.webhooks.jsonpatch import diff
+from kq.webhooks.review import Review, allowed, denied, patched, request_kind, request_of
+
+
+@dataclass(frozen=True)
+class WebhookFacts:
+    """What the webhooks need to know about the cluster for one job."""
+
+    manage_jobs_without_queue_name: bool = False
+    namespace_managed: bool = True
+    default_local_queue_exists: bool = False
+    """Whether the job's namespace has a LocalQueue named ``default``."""
+    ancestor_managed: bool = False
+    """Whether a job kq manages controls this one (its Workload covers this job's pods)."""
+
+
+FactsFor = Callable[[str, Mapping[str, Any]], WebhookFacts]
+"""``(namespace, job) -> WebhookFacts``; the server answers it from its informer caches."""
+
+
+def _no_facts(namespace: str, job: Mapping[str, Any]) -> WebhookFacts:
+    return WebhookFacts()
+
+
+class JobWebhooks:
+    """``mutate`` and ``validate`` handlers for all ``integrations``; other kinds are allowed."""
+
+    def __init__(self, integrations: Mapping[str, GenericJob], facts: FactsFor = _no_facts) -> None:
+        self._by_gvk = by_gvk(integrations)
+        self._facts = facts
+
+    def mutate(self, review: Review) -> Review:
+        """On CREATE, the JSONPatch that suspends a job kq will manage (or puts it in a queue)."""
+        request = request_of(review)
+        uid = str(request["uid"])
+        integration = self._by_gvk.get(request_kind(request))
+        if integration is None or request.get("operation") != "CREATE":
+            return allowed(uid)
+        job = request.get("object") or {}
+        facts = self._facts(str(request.get("namespace", "")), job)
+        defaulted = default_on_create(
+            integration,
+            job,
+            manage_jobs_without_queue_name=facts.manage_jobs_without_queue_name,
+            namespace_managed=facts.namespace_managed,
+            default_local_queue_exists=facts.default_local_queue_exists,
+            ancestor_managed=facts.ancestor_managed,
+        )
+        return patched(uid, diff(job, defaulted))
+
+    def validate(self, review: Review) -> Review:
+        """Denied with Kueue's field errors; warnings for the deprecated queue annotation."""
+        request = request_of(review)
+        uid = str(request["uid"])
+        integration = self._by_gvk.get(request_kind(request))
+        operation = request.get("operation")
+        if integration is None or operation not in ("CREATE", "UPDATE"):
+            return allowed(uid)
+        job = request.get("object") or {}
+        facts = self._facts(str(request.get("namespace", "")), job)
+        manage = facts.manage_jobs_without_queue_name
+        if operation == "CREATE":
+            errors = validate_on_create(integration, job, manage_jobs_without_queue_name=manage)
+        else:
+            errors = validate_on_update(
+                integration,
+                request.get("oldObject") or {},
+                job,
+                manage_jobs_without_queue_name=manage,
+                default_local_queue_exists=facts.default_local_queue_exists,
+            )
+        warning = queue_name(job).warning
+        warnings = [warning] if warning is not None else []
+        if errors:
+            return denied(uid, format_errors(errors), warnings)
+        return allowed(uid, warnings)

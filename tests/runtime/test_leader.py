@@ -1,0 +1,132 @@
+"""Leader election against an in-memory Lease endpoint: takeover, release, fencing."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import time
+from typing import Any
+
+import pytest
+from aiohttp import web
+
+from kq.runtime.leader import ElectionSettings, LeaderElector, LeadershipLost
+from tests.runtime.stub import serve
+
+FAST = {"lease_duration": 1.5, "renew_deadline": 1.0, "retry_period": 0.2}
+
+
+class LeaseServer:
+    """One Lease with optimistic concurrency; ``broken`` makes every request fail with 500."""
+
+    def __init__(self) -> None:
+        self.lease: dict[str, Any] | None = None
+        self.version = 0
+        self.broken = False
+
+    async def route(self, request: web.Request) -> web.StreamResponse:
+        if self.broken:
+            return web.json_response({"kind": "Status", "code": 500, "message": "down"}, status=500)
+        if request.method == "GET":
+            if self.lease is None:
+                return web.json_response({"kind": "Status", "code": 404}, status=404)
+            return web.json_response(self.lease)
+        body = json.loads(await request.read())
+        sent = body["metadata"].get("resourceVersion")
+        if (request.method == "POST") != (self.lease is None) or (
+            self.lease is not None and sent != self.lease["metadata"]["resourceVersion"]
+        ):
+            return web.json_response({"kind": "Status", "code": 409}, status=409)
+        self.version += 1
+        body["metadata"]["resourceVersion"] = str(self.version)
+        self.lease = body
+        return web.json_response(body, status=201 if request.method == "POST" else 200)
+
+    @property
+    def holder(self) -> str | None:
+        return None if self.lease is None else self.lease["spec"].get("holderIdentity")
+
+
+def settings(identity: str) -> ElectionSettings:
+    return ElectionSettings(name="lease", namespace="ns", identity=identity, **FAST)
+
+
+async def test_one_leader_then_release_hands_over_at_once() -> None:
+    server = LeaseServer()
+    async with serve(server.route) as (_, client):
+        led: list[str] = []
+        b_elected = asyncio.Event()
+
+        def work(name: str) -> Any:
+            async def leading() -> None:
+                led.append(name)
+                if name == "b":
+                    b_elected.set()
+                await asyncio.Event().wait()
+
+            return leading
+
+        first = asyncio.create_task(LeaderElector(client, settings("a")).run(work("a")))
+        await asyncio.sleep(0.3)
+        second = asyncio.create_task(LeaderElector(client, settings("b")).run(work("b")))
+        await asyncio.sleep(0.8)
+        assert led == ["a"]
+        assert server.holder == "a"
+        first.cancel()
+        await asyncio.gather(first, return_exceptions=True)
+        started = time.monotonic()
+        await asyncio.wait_for(b_elected.wait(), 2)
+        assert led == ["a", "b"]
+        # Released, so b need not wait out the 1.5 s lease; it retries every 0.2 s.
+        assert time.monotonic() - started < 0.6
+        assert server.lease is not None
+        spec = server.lease["spec"]
+        assert spec["holderIdentity"] == "b"
+        assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z", spec["renewTime"])
+        second.cancel()
+        await asyncio.gather(second, return_exceptions=True)
+
+
+async def test_a_dead_leader_is_replaced_after_the_lease_duration() -> None:
+    server = LeaseServer()
+    async with serve(server.route) as (_, client):
+        server.lease = {
+            "metadata": {"name": "lease", "namespace": "ns", "resourceVersion": "0"},
+            "spec": {"holderIdentity": "gone", "leaseDurationSeconds": 1, "leaseTransitions": 3},
+        }
+        started = time.monotonic()
+        elected = asyncio.Event()
+
+        async def leading() -> None:
+            elected.set()
+            await asyncio.Event().wait()
+
+        task = asyncio.create_task(LeaderElector(client, settings("b")).run(leading))
+        await asyncio.wait_for(elected.wait(), 3)
+        assert time.monotonic() - started >= 1.0
+        assert server.lease["spec"]["leaseTransitions"] == 4
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+
+
+async def test_failed_renewals_fence_the_leader_within_the_renew_deadline() -> None:
+    server = LeaseServer()
+    async with serve(server.route, max_attempts=1) as (_, client):
+        stopped_at: list[float] = []
+
+        async def leading() -> None:
+            try:
+                await asyncio.Event().wait()
+            finally:
+                stopped_at.append(time.monotonic())
+
+        task = asyncio.create_task(LeaderElector(client, settings("a")).run(leading))
+        await asyncio.sleep(0.3)
+        broken_at = time.monotonic()
+        server.broken = True
+        with pytest.raises(LeadershipLost):
+            await asyncio.wait_for(task, 3)
+        # Fenced before anyone else could take over (lease_duration after the last renewal).
+        assert len(stopped_at) == 1
+        assert stopped_at[0] - broken_at < FAST["lease_duration"]
