@@ -1,0 +1,502 @@
+"""The verbs (get, list, create, update, patch, delete) with Kubernetes semantics."""
+
+from __future__ import annotations
+
+import copy
+import json
+import secrets
+import string
+import uuid
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import yaml
+
+from kq.sandbox.apiserver import builtin, errors
+from kq.sandbox.apiserver.apply import (
+    ApplyConflict,
+    record_update,
+    schema_types,
+    server_side_apply,
+)
+from kq.sandbox.apiserver.errors import ApiError
+from kq.sandbox.apiserver.patch import (
+    PatchError,
+    json_merge_patch,
+    json_patch,
+    strategic_merge_patch,
+)
+from kq.sandbox.apiserver.registry import CRD, NAMESPACE, Registry, ResourceType
+from kq.sandbox.apiserver.schema import FieldError
+from kq.sandbox.apiserver.store import Obj, Store
+from kq.sandbox.apiserver.watch import Filter
+
+MERGE = "application/merge-patch+json"
+JSON_PATCH = "application/json-patch+json"
+STRATEGIC = "application/strategic-merge-patch+json"
+APPLY = "application/apply-patch+yaml"
+PATCH_TYPES = (JSON_PATCH, MERGE, STRATEGIC, APPLY)
+
+# Metadata the server owns: clients cannot change it with an update.
+_SERVER_META = ("uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds")
+_ALPHANUM = string.ascii_lowercase + string.digits
+
+
+def now() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+@dataclass
+class Ctx:
+    """Per-request write options and the warnings collected while serving it."""
+
+    dry_run: bool = False
+    manager: str | None = None
+    validation: str = "Warn"
+    force: bool = False
+    subresource: str = ""
+    warnings: list[str] = field(default_factory=list)
+
+
+Admission = Callable[[str, ResourceType, Obj, Obj | None, Ctx], Awaitable[Obj]]
+
+
+def _spec_view(rt: ResourceType, obj: Obj) -> Obj:
+    skip = {"metadata", "status"} if rt.status else {"metadata"}
+    return {k: v for k, v in obj.items() if k not in skip}
+
+
+def _without_volatile(obj: Obj) -> Obj:
+    meta = dict(obj.get("metadata", {}))
+    meta.pop("resourceVersion", None)
+    meta["managedFields"] = [
+        {k: v for k, v in entry.items() if k != "time"} for entry in meta.get("managedFields") or ()
+    ]
+    return {**obj, "metadata": meta}
+
+
+class Api:
+    """Kubernetes object semantics on top of the store."""
+
+    def __init__(self, store: Store, registry: Registry) -> None:
+        self.store = store
+        self.registry = registry
+        self.admission: Admission | None = None
+
+    # --- reads -------------------------------------------------------------------
+
+    def get(self, rt: ResourceType, ns: str, name: str) -> Obj:
+        obj = self.store.get(rt.storage, ns if rt.namespaced else "", name)
+        if obj is None:
+            raise errors.not_found(rt.group, rt.plural, name)
+        return self.convert(rt, obj)
+
+    def list_objects(self, rt: ResourceType, flt: Filter) -> list[Obj]:
+        items = self.store.select(rt.storage, flt.namespace)
+        return [self.convert(rt, o) for o in items if flt.matches(o)]
+
+    def convert(self, rt: ResourceType, obj: Obj) -> Obj:
+        """The object as served in ``rt``'s version, with schema defaults applied on read
+        (like upstream, so objects stored before a CRD gained a default get it too)."""
+        if rt.schema is not None and rt.defaults:
+            defaulted: Obj = rt.schema.default(obj)
+            defaulted["apiVersion"] = rt.api_version
+            return defaulted
+        if obj.get("apiVersion") == rt.api_version:
+            return obj
+        return {**obj, "apiVersion": rt.api_version}
+
+    # --- create ------------------------------------------------------------------
+
+    async def create(self, rt: ResourceType, ns: str, body: Any, ctx: Ctx) -> Obj:
+        obj = self._check_body(rt, body)
+        meta = obj.setdefault("metadata", {})
+        if not isinstance(meta, dict):
+            raise errors.bad_request("metadata must be an object")
+        self._set_namespace(rt, ns, meta)
+        if rt.namespaced:
+            self._check_namespace(meta["namespace"])
+        for key in (*_SERVER_META, "resourceVersion", "selfLink", "generation"):
+            meta.pop(key, None)
+        if not meta.get("name") and meta.get("generateName"):
+            meta["name"] = meta["generateName"] + "".join(
+                secrets.choice(_ALPHANUM) for _ in range(5)
+            )
+        name = meta.get("name") or ""
+        self._fail_if_invalid(rt, name, builtin.validate_name(rt, name))
+        meta["uid"] = str(uuid.uuid4())
+        meta["creationTimestamp"] = now()
+        if rt.generation:
+            meta["generation"] = 1
+        if rt.status and not builtin.keeps_status_on_create(rt):
+            obj.pop("status", None)
+        if rt.builtin:
+            builtin.prepare_create(rt, obj)
+        obj = self._apply_schema(rt, obj, ctx)
+        self._fail_if_invalid(rt, name, builtin.validate(rt, obj, None))
+        if self.admission is not None:
+            obj = await self.admission("CREATE", rt, obj, None, ctx)
+        if self.store.get(rt.storage, meta.get("namespace", ""), name) is not None:
+            raise errors.already_exists(rt.group, rt.plural, name)
+        if ctx.manager and "managedFields" not in meta:
+            obj["metadata"]["managedFields"] = self._record(rt, None, obj, ctx.manager)
+        return self._write(rt, obj, None, ctx)
+
+    def _check_body(self, rt: ResourceType, body: Any) -> Obj:
+        if not isinstance(body, dict):
+            raise errors.bad_request("the body of the request must be a JSON object")
+        obj = copy.deepcopy(body)
+        api_version, kind = obj.get("apiVersion"), obj.get("kind")
+        if (kind and kind != rt.kind) or (api_version and api_version != rt.api_version):
+            raise errors.bad_request(
+                f"the API version in the data ({api_version}) does not match the expected "
+                f"API version ({rt.api_version})"
+                if api_version != rt.api_version
+                else f"the kind in the data ({kind}) does not match the expected kind ({rt.kind})"
+            )
+        obj["apiVersion"], obj["kind"] = rt.api_version, rt.kind
+        return obj
+
+    def _set_namespace(self, rt: ResourceType, ns: str, meta: dict[str, Any]) -> None:
+        if not rt.namespaced:
+            meta.pop("namespace", None)
+            return
+        given = meta.get("namespace")
+        if given and given != ns:
+            raise errors.bad_request(
+                "the namespace of the provided object does not match the namespace sent on "
+                "the request"
+            )
+        meta["namespace"] = ns
+
+    def _check_namespace(self, ns: str) -> None:
+        namespace = self.store.get(NAMESPACE.storage, "", ns)
+        if namespace is None:
+            raise errors.not_found("", "namespaces", ns)
+        if namespace["metadata"].get("deletionTimestamp"):
+            raise errors.forbidden(
+                f"unable to create new content in namespace {ns} because it is being terminated"
+            )
+
+    def _unchanged_since(self, rt: ResourceType, live: Obj) -> None:
+        """Refuse a write whose base changed while admission webhooks were awaited."""
+        meta = live["metadata"]
+        current = self.store.get(rt.storage, meta.get("namespace", ""), meta["name"])
+        if current is None or current["metadata"]["resourceVersion"] != meta["resourceVersion"]:
+            raise errors.conflict(rt.group, rt.plural, meta["name"], errors.STALE)
+
+    def _fail_if_invalid(self, rt: ResourceType, name: str, errs: list[FieldError]) -> None:
+        if errs:
+            raise errors.invalid(rt.group, rt.kind, name, errs)
+
+    def _apply_schema(self, rt: ResourceType, obj: Obj, ctx: Ctx) -> Obj:
+        if rt.schema is None:
+            return obj
+        pruned, dropped = rt.schema.prune(obj)
+        if dropped and ctx.validation == "Strict":
+            unknown = ", ".join(f'unknown field "{p}"' for p in dropped)
+            raise errors.bad_request(
+                f'{rt.kind} in version "{rt.version}" cannot be handled as a {rt.kind}: '
+                f"strict decoding error: {unknown}"
+            )
+        if ctx.validation == "Warn":
+            ctx.warnings.extend(f'unknown field "{p}"' for p in dropped)
+        defaulted: Obj = rt.schema.default(pruned)
+        name = str(defaulted.get("metadata", {}).get("name", ""))
+        self._fail_if_invalid(rt, name, rt.schema.validate(defaulted))
+        return defaulted
+
+    def _record(self, rt: ResourceType, before: Obj | None, after: Obj, manager: str) -> Any:
+        types = schema_types(rt.schema) if rt.schema is not None else None
+        return record_update(before, after, manager, kind=rt.strategy_kind, types=types)
+
+    # --- update and patch --------------------------------------------------------
+
+    async def update(
+        self, rt: ResourceType, ns: str, name: str, body: Any, ctx: Ctx, sub: str = ""
+    ) -> Obj:
+        live = self.get(rt, ns, name)
+        obj = self._check_body(rt, body)
+        meta = obj.get("metadata")
+        if not isinstance(meta, dict):
+            raise errors.bad_request("metadata must be an object")
+        if meta.get("name", name) != name:
+            raise errors.bad_request(
+                f"the name of the object ({meta.get('name')}) does not match the name on the URL "
+                f"({name})"
+            )
+        rv = meta.get("resourceVersion")
+        if rv and rv != live["metadata"]["resourceVersion"]:
+            raise errors.conflict(rt.group, rt.plural, name, errors.STALE)
+        return await self._replace(rt, live, obj, ctx, sub)
+
+    async def _replace(self, rt: ResourceType, live: Obj, obj: Obj, ctx: Ctx, sub: str) -> Obj:
+        name = live["metadata"]["name"]
+        if sub == "status":
+            new = copy.deepcopy(live)
+            if "status" in obj:
+                new["status"] = obj["status"]
+            else:
+                new.pop("status", None)
+        else:
+            new = obj
+            if rt.status:
+                if "status" in live:
+                    new["status"] = copy.deepcopy(live["status"])
+                else:
+                    new.pop("status", None)
+        meta = new.setdefault("metadata", {})
+        old_meta = live["metadata"]
+        for key in (*_SERVER_META, "name", "namespace", "generation"):
+            if key in old_meta:
+                meta[key] = old_meta[key]
+            else:
+                meta.pop(key, None)
+        if "managedFields" not in meta and "managedFields" in old_meta:
+            meta["managedFields"] = old_meta["managedFields"]
+        if old_meta.get("deletionTimestamp"):
+            added = set(meta.get("finalizers") or ()) - set(old_meta.get("finalizers") or ())
+            if added:
+                self._fail_if_invalid(
+                    rt,
+                    name,
+                    [
+                        FieldError(
+                            "metadata.finalizers",
+                            "FieldValueForbidden",
+                            "Forbidden: no new finalizers can be added if the object is being "
+                            "deleted",
+                        )
+                    ],
+                )
+        if rt.builtin:
+            builtin.prepare_update(rt, new)
+        new = self._apply_schema(rt, new, ctx)
+        self._fail_if_invalid(rt, name, builtin.validate(rt, new, live))
+        if rt.generation and _spec_view(rt, new) != _spec_view(rt, live):
+            new["metadata"]["generation"] = int(old_meta.get("generation") or 0) + 1
+        if self.admission is not None:
+            new = await self.admission("UPDATE", rt, new, live, ctx)
+            self._unchanged_since(rt, live)
+        if ctx.manager:
+            new["metadata"]["managedFields"] = self._record(rt, live, new, ctx.manager)
+        new["metadata"]["resourceVersion"] = old_meta["resourceVersion"]
+        if _without_volatile(new) == _without_volatile(live):
+            return live
+        if meta.get("deletionTimestamp") and not meta.get("finalizers") and rt != NAMESPACE:
+            return self._remove(rt, live, ctx)
+        return self._write(rt, new, live, ctx)
+
+    async def patch(
+        self,
+        rt: ResourceType,
+        ns: str,
+        name: str,
+        content_type: str,
+        raw: bytes,
+        ctx: Ctx,
+        sub: str = "",
+    ) -> tuple[Obj, bool]:
+        """Apply a patch; the flag is True when server-side apply created the object."""
+        if content_type == STRATEGIC and not rt.builtin:
+            raise errors.unsupported_media(
+                f"the body of the request was in an unknown format - accepted media types "
+                f"include: {JSON_PATCH}, {MERGE}, {APPLY}"
+            )
+        if content_type == APPLY:
+            return await self._server_side_apply(rt, ns, name, raw, ctx, sub)
+        live = self.get(rt, ns, name)
+        body = _decode_json(raw)
+        try:
+            if content_type == MERGE:
+                patched = json_merge_patch(live, body)
+            elif content_type == JSON_PATCH:
+                patched = json_patch(live, body)
+            else:
+                patched = strategic_merge_patch(live, body, rt.strategy_kind)
+        except PatchError as exc:
+            raise ApiError(exc.code, "BadRequest" if exc.code == 400 else "", str(exc)) from exc
+        rv = (patched.get("metadata") or {}).get("resourceVersion")
+        if rv and rv != live["metadata"]["resourceVersion"]:
+            raise errors.conflict(rt.group, rt.plural, name, errors.STALE)
+        obj = self._check_body(rt, patched)
+        return await self._replace(rt, live, obj, ctx, sub), False
+
+    async def _server_side_apply(
+        self, rt: ResourceType, ns: str, name: str, raw: bytes, ctx: Ctx, sub: str
+    ) -> tuple[Obj, bool]:
+        if not ctx.manager:
+            raise errors.bad_request(
+                "PATCH, application/apply-patch+yaml requests must have fieldManager set"
+            )
+        try:
+            applied = yaml.load(raw, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+        except yaml.YAMLError as exc:
+            raise errors.bad_request(f"error decoding YAML: {exc}") from exc
+        applied = self._check_body(rt, applied)
+        meta = applied.setdefault("metadata", {})
+        if meta.get("name", name) != name:
+            raise errors.bad_request("the name of the object does not match the name on the URL")
+        meta["name"] = name
+        self._set_namespace(rt, ns, meta)
+        live = self.store.get(rt.storage, ns if rt.namespaced else "", name)
+        types = schema_types(rt.schema) if rt.schema is not None else None
+        try:
+            result = server_side_apply(
+                live, applied, ctx.manager, force=ctx.force, kind=rt.strategy_kind, types=types
+            )
+        except ApplyConflict as exc:
+            raise ApiError(
+                409,
+                "Conflict",
+                str(exc),
+                {
+                    "causes": [
+                        {
+                            "reason": "FieldManagerConflict",
+                            "message": f'conflict with "{manager}": {path}',
+                            "field": path,
+                        }
+                        for manager, path in exc.conflicts
+                    ]
+                },
+            ) from exc
+        manager, ctx.manager = ctx.manager, None
+        try:
+            if live is None:
+                if sub:
+                    raise errors.not_found(rt.group, rt.plural, name)
+                return await self.create(rt, ns, result.object, ctx), True
+            return await self._replace(rt, self.convert(rt, live), result.object, ctx, sub), False
+        finally:
+            ctx.manager = manager
+
+    # --- delete ------------------------------------------------------------------
+
+    async def delete(
+        self, rt: ResourceType, ns: str, name: str, options: dict[str, Any], ctx: Ctx
+    ) -> tuple[Obj, bool]:
+        """Delete or start deleting; the flag is True when the object is gone."""
+        live = self.get(rt, ns, name)
+        meta = live["metadata"]
+        pre = options.get("preconditions") or {}
+        if pre.get("uid") and pre["uid"] != meta.get("uid"):
+            raise errors.conflict(
+                rt.group,
+                rt.plural,
+                name,
+                f"Precondition failed: UID in precondition: {pre['uid']}, UID in object meta: "
+                f"{meta.get('uid')}",
+            )
+        if pre.get("resourceVersion") and pre["resourceVersion"] != meta["resourceVersion"]:
+            raise errors.conflict(rt.group, rt.plural, name, errors.STALE)
+        if self.admission is not None:
+            await self.admission("DELETE", rt, live, live, ctx)
+            self._unchanged_since(rt, live)
+        policy = options.get("propagationPolicy")
+        if policy is None and options.get("orphanDependents") is not None:
+            policy = "Orphan" if options["orphanDependents"] else "Background"
+        if policy is None:
+            policy = "Orphan" if (rt.group, rt.kind) == ("batch", "Job") else "Background"
+        if policy not in ("Orphan", "Background", "Foreground"):
+            raise errors.bad_request(f"invalid propagationPolicy: {policy}")
+        uid = meta.get("uid", "")
+        dependents = self.store.dependents.get(uid, set())
+        if policy == "Orphan" and not ctx.dry_run:
+            await self._orphan(uid, ctx)
+        new = copy.deepcopy(live)
+        new_meta = new["metadata"]
+        finalizers = list(new_meta.get("finalizers") or ())
+        if policy == "Foreground" and dependents and "foregroundDeletion" not in finalizers:
+            finalizers.append("foregroundDeletion")
+            new_meta["finalizers"] = finalizers
+        grace = self._grace(rt, live, options)
+        if rt == NAMESPACE:
+            new.setdefault("status", {})["phase"] = "Terminating"
+        elif not finalizers and not grace:
+            return self._remove(rt, live, ctx), True
+        if not new_meta.get("deletionTimestamp"):
+            when = datetime.now(UTC) + timedelta(seconds=grace)
+            new_meta["deletionTimestamp"] = when.strftime("%Y-%m-%dT%H:%M:%SZ")
+            new_meta["deletionGracePeriodSeconds"] = grace
+        if new == live:
+            return live, False
+        return self._write(rt, new, live, ctx), False
+
+    def _grace(self, rt: ResourceType, live: Obj, options: dict[str, Any]) -> int:
+        """Seconds of graceful deletion: only bound, running pods get any."""
+        if (rt.group, rt.kind) != ("", "Pod"):
+            return 0
+        spec, status = live.get("spec") or {}, live.get("status") or {}
+        if not spec.get("nodeName") or status.get("phase") in ("Succeeded", "Failed"):
+            return 0
+        grace = options.get("gracePeriodSeconds")
+        if grace is None:
+            grace = spec.get("terminationGracePeriodSeconds", 30)
+        return max(int(grace), 0)
+
+    async def _orphan(self, uid: str, ctx: Ctx) -> None:
+        for resource, ns, name in sorted(self.store.dependents.get(uid, set())):
+            obj = self.store.get(resource, ns, name)
+            if obj is None:
+                continue
+            new = copy.deepcopy(obj)
+            refs = [r for r in new["metadata"].get("ownerReferences") or () if r.get("uid") != uid]
+            if refs:
+                new["metadata"]["ownerReferences"] = refs
+            else:
+                new["metadata"].pop("ownerReferences", None)
+            self.store.put(resource, new, obj)
+
+    async def delete_collection(
+        self, rt: ResourceType, flt: Filter, options: dict[str, Any], ctx: Ctx
+    ) -> list[Obj]:
+        deleted = []
+        for obj in self.list_objects(rt, flt):
+            meta = obj["metadata"]
+            try:
+                item, _ = await self.delete(
+                    rt, meta.get("namespace", ""), meta["name"], options, ctx
+                )
+            except ApiError as exc:
+                if exc.code != 404:
+                    raise
+                continue
+            deleted.append(item)
+        return deleted
+
+    # --- storage -----------------------------------------------------------------
+
+    def _write(self, rt: ResourceType, obj: Obj, prev: Obj | None, ctx: Ctx) -> Obj:
+        if ctx.dry_run:
+            return obj
+        stored = dict(obj)
+        self.store.put(rt.storage, stored, prev)
+        if rt == CRD:
+            self._crd_changed(obj, removed=False)
+        return self.convert(rt, stored)
+
+    def _remove(self, rt: ResourceType, live: Obj, ctx: Ctx) -> Obj:
+        if ctx.dry_run:
+            return live
+        change = self.store.remove(rt.storage, live)
+        if rt == CRD:
+            self._crd_changed(live, removed=True)
+        return self.convert(rt, change.obj)
+
+    def _crd_changed(self, crd: Obj, *, removed: bool) -> None:
+        if removed:
+            for rt in self.registry.unregister_crd(crd["metadata"]["name"]):
+                for obj in self.store.select(rt.storage):
+                    self.store.remove(rt.storage, obj)
+        else:
+            self.registry.register_crd(crd)
+
+
+def _decode_json(raw: bytes) -> Any:
+    try:
+        return json.loads(raw or b"null")
+    except ValueError as exc:
+        raise errors.bad_request(f"error decoding patch: {exc}") from exc

@@ -1,0 +1,506 @@
+"""The aiohttp application: routing, content negotiation, Status errors, watch streams."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import json
+import logging
+import random
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+import yaml
+from aiohttp import web
+
+from kq.sandbox.apiserver import discovery, errors, protobuf, subresources
+from kq.sandbox.apiserver.api import APPLY, PATCH_TYPES, Api, Ctx
+from kq.sandbox.apiserver.errors import ApiError
+from kq.sandbox.apiserver.faults import Faults
+from kq.sandbox.apiserver.fields import field_map, supported
+from kq.sandbox.apiserver.registry import Registry, ResourceType
+from kq.sandbox.apiserver.selectors import (
+    SelectorError,
+    parse_field_selector,
+    parse_label_selector,
+)
+from kq.sandbox.apiserver.store import Obj, Store
+from kq.sandbox.apiserver.stream import EncodingCache, WatchStream
+from kq.sandbox.apiserver.tables import table
+from kq.sandbox.apiserver.watch import Filter, Hub
+
+log = logging.getLogger(__name__)
+
+MAX_BODY = 64 * 1024 * 1024
+_TRUE = frozenset({"1", "t", "T", "TRUE", "true", "True"})
+_FALSE = frozenset({"0", "f", "F", "FALSE", "false", "False"})
+_JSON = "application/json"
+OPENAPI_V2_PROTOBUF = "application/com.github.proto-openapi.spec.v2.v1.0+protobuf"
+_VALIDATION = {"Strict", "Warn", "Ignore"}
+
+
+def parse_bool(value: str | None, name: str) -> bool:
+    """Go's ``strconv.ParseBool``; clients such as kubernetes_asyncio send ``True``."""
+    if value is None or value == "":
+        return False
+    if value in _TRUE:
+        return True
+    if value in _FALSE:
+        return False
+    raise errors.bad_request(f'invalid boolean value for {name}: "{value}"')
+
+
+def _dump(obj: Any) -> bytes:
+    return json.dumps(obj, separators=(",", ":")).encode()
+
+
+def respond(obj: Any, status: int = 200, warnings: list[str] | None = None) -> web.Response:
+    response = web.Response(body=_dump(obj), status=status, content_type=_JSON)
+    for warning in warnings or ():
+        escaped = warning.replace("\\", "\\\\").replace('"', '\\"')
+        response.headers.add("Warning", f'299 - "{escaped}"')
+    return response
+
+
+@dataclass(frozen=True)
+class Target:
+    """A parsed resource URL."""
+
+    rt: ResourceType
+    namespace: str | None
+    name: str | None
+    sub: str
+
+
+@dataclass
+class Settings:
+    bookmark_interval: float = 15.0
+
+
+class Server:
+    """Request handling around one store, registry and watch hub."""
+
+    def __init__(self, store: Store, registry: Registry, api: Api, hub: Hub) -> None:
+        self.store = store
+        self.registry = registry
+        self.api = api
+        self.hub = hub
+        self.faults = Faults()
+        self.settings = Settings()
+        self._encoded = EncodingCache()
+        self.address = "127.0.0.1:0"
+
+    # --- entry point ---------------------------------------------------------------
+
+    def application(self, token: str | None = None) -> web.Application:
+        app = web.Application(client_max_size=MAX_BODY, middlewares=[self._middleware(token)])
+        app.router.add_route("*", "/{tail:.*}", self.handle)
+        return app
+
+    def _middleware(self, token: str | None) -> Any:
+        @web.middleware
+        async def middleware(
+            request: web.Request, handler: Callable[[web.Request], Awaitable[web.StreamResponse]]
+        ) -> web.StreamResponse:
+            if (
+                token
+                and request.headers.get("Authorization") != f"Bearer {token}"
+                and request.path not in ("/healthz", "/readyz", "/livez")
+            ):
+                return respond(ApiError(401, "Unauthorized", "Unauthorized").status(), 401)
+            watch = request.query.get("watch", "") in _TRUE
+            if self.faults.applies(request.path, watch):
+                if self.faults.delay:
+                    await asyncio.sleep(self.faults.delay)
+                if self.faults.should_fail():
+                    code = self.faults.error_code
+                    reason = "TooManyRequests" if code == 429 else "InternalError"
+                    response = respond(ApiError(code, reason, "injected fault").status(), code)
+                    if code == 429:
+                        response.headers["Retry-After"] = "1"
+                    return response
+            return await handler(request)
+
+        return middleware
+
+    async def handle(self, request: web.Request) -> web.StreamResponse:
+        try:
+            return await self._route(request)
+        except ApiError as exc:
+            return respond(exc.status(), exc.code)
+        except (ConnectionResetError, asyncio.CancelledError):
+            raise
+        except Exception as exc:
+            log.exception("%s %s failed", request.method, request.path)
+            error = ApiError(500, "InternalError", f"Internal error occurred: {exc!r}")
+            return respond(error.status(), 500)
+
+    async def _route(self, request: web.Request) -> web.StreamResponse:
+        parts = [p for p in request.path.split("/") if p]
+        if not parts:
+            return respond({"paths": ["/api", "/apis", "/healthz", "/openapi/v3", "/version"]})
+        head = parts[0]
+        if head in ("healthz", "readyz", "livez") and len(parts) == 1:
+            return web.Response(text="ok")
+        if head == "version" and len(parts) == 1:
+            return respond(discovery.VERSION)
+        if head == "openapi":
+            return self._openapi(parts[1:])
+        if head == "kq":
+            return await self._internal(request, parts[1:])
+        if head == "api" or head == "apis":
+            return await self._api(request, parts)
+        raise errors.no_route()
+
+    # --- discovery -----------------------------------------------------------------
+
+    def _aggregated_wanted(self, request: web.Request) -> bool:
+        return "as=APIGroupDiscoveryList" in request.headers.get("Accept", "")
+
+    def _discovery(self, request: web.Request, parts: list[str]) -> web.StreamResponse | None:
+        if parts == ["api"] or parts == ["apis"]:
+            if self._aggregated_wanted(request):
+                body = discovery.aggregated(self.registry, core=parts == ["api"])
+                response = respond(body)
+                response.content_type = discovery.AGGREGATED
+                return response
+            if parts == ["api"]:
+                return respond(discovery.api_versions(self.address))
+            return respond(discovery.api_group_list(self.registry))
+        if parts[0] == "api" and len(parts) == 2:
+            doc = discovery.resource_list(self.registry, "", parts[1])
+            return respond(doc) if doc else None
+        if parts[0] == "apis" and len(parts) == 2:
+            group_doc = discovery.api_group(self.registry, parts[1])
+            return respond(group_doc) if group_doc else None
+        if parts[0] == "apis" and len(parts) == 3:
+            doc = discovery.resource_list(self.registry, parts[1], parts[2])
+            return respond(doc) if doc else None
+        return None
+
+    def _openapi(self, parts: list[str]) -> web.StreamResponse:
+        if parts == ["v2"]:
+            # An empty (all-defaults) protobuf Document: no client-side schemas, so kubectl
+            # validates nothing itself and leaves it to fieldValidation on the server.
+            return web.Response(body=b"", content_type=OPENAPI_V2_PROTOBUF)
+        if parts == ["v3"]:
+            return respond(discovery.openapi_v3_index(self.registry))
+        if len(parts) >= 3 and parts[0] == "v3":
+            if parts[1] == "api" and len(parts) == 3:
+                doc = discovery.openapi_v3_doc(self.registry, "", parts[2])
+            elif parts[1] == "apis" and len(parts) == 4:
+                doc = discovery.openapi_v3_doc(self.registry, parts[2], parts[3])
+            else:
+                doc = None
+            if doc is not None:
+                return respond(doc)
+        raise errors.no_route()
+
+    # --- resources -----------------------------------------------------------------
+
+    async def _api(self, request: web.Request, parts: list[str]) -> web.StreamResponse:
+        if request.method == "GET":
+            found = self._discovery(request, parts)
+            if found is not None:
+                return found
+        target = self._target(parts)
+        if target is None:
+            group, version = ("", parts[1]) if parts[0] == "api" else (parts[1], parts[2:3])
+            versions = self.registry.group_versions().get(group, [])
+            if isinstance(version, list):
+                version = version[0] if version else ""
+            if version not in versions:
+                # Like upstream: paths outside every served group-version are plain 404s.
+                return web.Response(status=404, text="404 page not found\n")
+            raise errors.no_route()
+        if target.sub not in ("", "status"):
+            return await self._subresource(request, target)
+        if target.name is None:
+            return await self._collection(request, target)
+        return await self._item(request, target)
+
+    def _target(self, parts: list[str]) -> Target | None:
+        if parts[0] == "api" and len(parts) >= 3:
+            group, version, rest = "", parts[1], parts[2:]
+        elif parts[0] == "apis" and len(parts) >= 4:
+            group, version, rest = parts[1], parts[2], parts[3:]
+        else:
+            return None
+        namespace: str | None = None
+        if len(rest) >= 3 and rest[0] == "namespaces":
+            rt = self.registry.get(group, version, rest[2])
+            if rt is not None and rt.namespaced:
+                namespace, rest = rest[1], rest[2:]
+        rt = self.registry.get(group, version, rest[0])
+        if rt is None or len(rest) > 3:
+            return None
+        if rt.namespaced != (namespace is not None) and len(rest) > 1:
+            return None
+        name = rest[1] if len(rest) >= 2 else None
+        sub = rest[2] if len(rest) == 3 else ""
+        if sub and not subresources.allowed(rt, sub):
+            return None
+        return Target(rt, namespace, name, sub)
+
+    def _filter(self, request: web.Request, target: Target) -> Filter:
+        query = request.query
+        try:
+            labels = parse_label_selector(query.get("labelSelector", ""))
+            fields = parse_field_selector(query.get("fieldSelector", ""))
+        except SelectorError as exc:
+            raise errors.bad_request(str(exc)) from exc
+        allowed = set(supported(target.rt))
+        for name in fields.fields():
+            if name not in allowed:
+                raise errors.bad_request(f"field label not supported: {name}")
+        return Filter(target.namespace, labels, fields, field_map(target.rt))
+
+    def _ctx(self, request: web.Request) -> Ctx:
+        query = request.query
+        dry = query.getall("dryRun", [])
+        if any(d != "All" for d in dry):
+            raise errors.bad_request(f"Invalid dry run value: {dry}")
+        validation = query.get("fieldValidation", "Warn")
+        if validation not in _VALIDATION:
+            raise errors.bad_request(f"fieldValidation parameter unsupported: {validation}")
+        return Ctx(
+            dry_run=bool(dry),
+            manager=query.get("fieldManager") or None,
+            validation=validation,
+            force=parse_bool(query.get("force"), "force"),
+        )
+
+    async def _body(self, request: web.Request) -> Any:
+        raw = await request.read()
+        kind = request.content_type
+        if kind == "application/vnd.kubernetes.protobuf":
+            try:
+                return protobuf.decode(raw)
+            except protobuf.ProtobufError as exc:
+                raise errors.unsupported_media(
+                    f"the body of the request was in an unknown format - accepted media types "
+                    f"include: application/json, application/yaml ({exc})"
+                ) from exc
+        if kind in ("application/yaml", "application/x-yaml"):
+            try:
+                return yaml.safe_load(raw)
+            except yaml.YAMLError as exc:
+                raise errors.bad_request(f"error decoding YAML: {exc}") from exc
+        try:
+            return json.loads(raw or b"null")
+        except ValueError as exc:
+            raise errors.bad_request(f"Object 'Kind' is missing in '{raw[:100]!r}': {exc}") from exc
+
+    def _wants_table(self, request: web.Request) -> bool:
+        accept = request.headers.get("Accept", "")
+        return "as=Table" in accept
+
+    def _table_include(self, request: web.Request) -> str:
+        include = request.query.get("includeObject", "Metadata") or "Metadata"
+        if include not in ("Metadata", "Object", "None"):
+            raise errors.bad_request(f"includeObject: unsupported value {include!r}")
+        return include
+
+    def _warnings(self, target: Target, ctx: Ctx) -> list[str]:
+        extra = [target.rt.deprecation] if target.rt.deprecation else []
+        return extra + ctx.warnings
+
+    async def _collection(self, request: web.Request, target: Target) -> web.StreamResponse:
+        rt = target.rt
+        method = request.method
+        if method == "GET":
+            flt = self._filter(request, target)
+            if parse_bool(request.query.get("watch"), "watch"):
+                return await self._watch(request, target, flt)
+            return self._list(request, target, flt)
+        if method == "POST":
+            if rt.namespaced and target.namespace is None:
+                raise errors.method_not_allowed("the server does not allow this method")
+            ctx = self._ctx(request)
+            body = await self._body(request)
+            obj = await self.api.create(rt, target.namespace or "", body, ctx)
+            return respond(obj, 201, self._warnings(target, ctx))
+        if method == "DELETE":
+            flt = self._filter(request, target)
+            ctx = self._ctx(request)
+            options = await self._delete_options(request)
+            items = await self.api.delete_collection(rt, flt, options, ctx)
+            return respond(self._list_body(rt, items, str(self.store.rv)))
+        raise errors.method_not_allowed(f"method {method} not allowed on a collection")
+
+    def _list_body(self, rt: ResourceType, items: list[Obj], rv: str, token: str = "") -> Obj:
+        meta: Obj = {"resourceVersion": rv}
+        if token:
+            meta["continue"] = token
+        return {
+            "kind": f"{rt.kind}List",
+            "apiVersion": rt.api_version,
+            "metadata": meta,
+            "items": items,
+        }
+
+    def _list(self, request: web.Request, target: Target, flt: Filter) -> web.StreamResponse:
+        items = self.api.list_objects(target.rt, flt)
+        rv = str(self.store.rv)
+        token = ""
+        start = request.query.get("continue")
+        if start:
+            try:
+                state = json.loads(base64.urlsafe_b64decode(start.encode()))
+                after = (state["ns"], state["name"])
+                rv = state["rv"]
+            except (ValueError, KeyError, TypeError) as exc:
+                raise errors.bad_request("continue key is not valid") from exc
+            items = [
+                o
+                for o in items
+                if (o["metadata"].get("namespace", ""), o["metadata"]["name"]) > after
+            ]
+        limit = int(request.query.get("limit") or 0)
+        if limit > 0 and len(items) > limit:
+            items = items[:limit]
+            last = items[-1]["metadata"]
+            state = {"rv": rv, "ns": last.get("namespace", ""), "name": last["name"]}
+            token = base64.urlsafe_b64encode(json.dumps(state).encode()).decode()
+        if self._wants_table(request):
+            body = table(target.rt, items, rv, self._table_include(request), True, token)
+            return respond(body)
+        return respond(self._list_body(target.rt, items, rv, token))
+
+    async def _item(self, request: web.Request, target: Target) -> web.StreamResponse:
+        rt, name = target.rt, target.name or ""
+        ns = target.namespace or ""
+        method = request.method
+        if method == "GET":
+            obj = self.api.get(rt, ns, name)
+            if self._wants_table(request):
+                return respond(
+                    table(
+                        rt, [obj], obj["metadata"]["resourceVersion"], self._table_include(request)
+                    )
+                )
+            return respond(obj)
+        ctx = self._ctx(request)
+        ctx.subresource = target.sub
+        if method == "PUT":
+            body = await self._body(request)
+            obj = await self.api.update(rt, ns, name, body, ctx, target.sub)
+            return respond(obj, 200, self._warnings(target, ctx))
+        if method == "PATCH":
+            content_type = request.content_type
+            if content_type not in PATCH_TYPES:
+                raise errors.unsupported_media(
+                    f"the body of the request was in an unknown format - accepted media types "
+                    f"include: {', '.join(PATCH_TYPES)}"
+                )
+            raw = await request.read()
+            if content_type != APPLY and ctx.force:
+                raise errors.bad_request("force may only be specified with apply patches")
+            obj, created = await self.api.patch(rt, ns, name, content_type, raw, ctx, target.sub)
+            return respond(obj, 201 if created else 200, self._warnings(target, ctx))
+        if method == "DELETE" and not target.sub:
+            options = await self._delete_options(request)
+            obj, gone = await self.api.delete(rt, ns, name, options, ctx)
+            if gone and not rt.builtin:
+                meta = obj["metadata"]
+                return respond(errors.success(rt.group, rt.plural, name, meta.get("uid", "")))
+            return respond(obj)
+        raise errors.method_not_allowed(f"method {method} not allowed")
+
+    async def _delete_options(self, request: web.Request) -> dict[str, Any]:
+        options: dict[str, Any] = {}
+        if request.can_read_body:
+            body = await self._body(request)
+            if isinstance(body, dict):
+                options.update(body)
+        query = request.query
+        if "propagationPolicy" in query:
+            options["propagationPolicy"] = query["propagationPolicy"]
+        if "gracePeriodSeconds" in query:
+            try:
+                options["gracePeriodSeconds"] = int(query["gracePeriodSeconds"])
+            except ValueError as exc:
+                raise errors.bad_request("gracePeriodSeconds must be an integer") from exc
+        if "orphanDependents" in query:
+            options["orphanDependents"] = parse_bool(query["orphanDependents"], "orphanDependents")
+        return options
+
+    async def _subresource(self, request: web.Request, target: Target) -> web.StreamResponse:
+        rt, ns, name = target.rt, target.namespace or "", target.name or ""
+        ctx = self._ctx(request)
+        ctx.subresource = target.sub
+        if target.sub == "scale":
+            if request.method == "GET":
+                return respond(await subresources.scale(self.api, rt, ns, name, None, ctx))
+            if request.method in ("PUT", "PATCH"):
+                body = await self._body(request)
+                return respond(await subresources.scale(self.api, rt, ns, name, body, ctx))
+        elif request.method == "POST":
+            body = await self._body(request)
+            verb = subresources.bind if target.sub == "binding" else subresources.evict
+            return respond(await verb(self.api, rt, ns, name, body, ctx), 201)
+        raise errors.method_not_allowed(f"method {request.method} not allowed on {target.sub}")
+
+    # --- watch ---------------------------------------------------------------------
+
+    async def _watch(self, request: web.Request, target: Target, flt: Filter) -> web.StreamResponse:
+        query = request.query
+        rv_text = query.get("resourceVersion", "")
+        send_initial = parse_bool(query.get("sendInitialEvents"), "sendInitialEvents")
+        bookmarks = parse_bool(query.get("allowWatchBookmarks"), "allowWatchBookmarks")
+        try:
+            since = None if rv_text in ("", "0") or send_initial else int(rv_text)
+            timeout = float(query.get("timeoutSeconds") or random.uniform(1800, 3600))
+        except ValueError as exc:
+            raise errors.bad_request(f"invalid resource version or timeout: {exc}") from exc
+        wants_table = self._wants_table(request)
+        include = self._table_include(request) if wants_table else "Object"
+        rt = target.rt
+        sub = self.hub.subscribe(rt.storage, flt, since)
+        response = web.StreamResponse(headers={"Content-Type": _JSON})
+        response.enable_chunked_encoding()
+        try:
+            await response.prepare(request)
+            if sub is None:
+                expired = errors.expired(
+                    f"too old resource version: {since} ({self.store.floor + 1})"
+                )
+                await response.write(_dump({"type": "ERROR", "object": expired.status()}) + b"\n")
+                return response
+            stream = WatchStream(
+                response,
+                sub,
+                rt,
+                lambda obj: self.api.convert(rt, obj),
+                lambda: self.store.rv,
+                self._encoded,
+                include if wants_table else None,
+                bookmarks,
+                self.settings.bookmark_interval,
+            )
+            if send_initial and bookmarks:
+                await stream.initial_events_end()
+            await stream.run(time.monotonic() + timeout)
+        except (ConnectionResetError, asyncio.CancelledError):
+            pass
+        finally:
+            if sub is not None:
+                self.hub.unsubscribe(sub)
+        return response
+
+    # --- kq internals (fault injection, compaction) ----------------------------------
+
+    async def _internal(self, request: web.Request, parts: list[str]) -> web.StreamResponse:
+        if parts == ["compact"] and request.method == "POST":
+            keep = int(request.query.get("keep", "0"))
+            return respond({"floor": self.store.compact(keep), "resourceVersion": self.store.rv})
+        if parts == ["faults"] and request.method == "PUT":
+            self.faults = Faults.from_json(await request.json())
+            return respond(self.faults.to_json())
+        if parts == ["faults"] and request.method == "GET":
+            return respond(self.faults.to_json())
+        if parts == ["drop-watches"] and request.method == "POST":
+            return respond({"dropped": self.hub.close_all()})
+        raise errors.no_route()

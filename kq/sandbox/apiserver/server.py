@@ -1,0 +1,139 @@
+"""Start the API server: storage, CRDs, HTTP listener, kubeconfig; stop it cleanly."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import contextlib
+import ssl
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+from aiohttp import web
+
+from kq.sandbox.apiserver.api import Api, Ctx
+from kq.sandbox.apiserver.app import Server
+from kq.sandbox.apiserver.gc import Collector
+from kq.sandbox.apiserver.registry import CRD, NAMESPACE, Registry
+from kq.sandbox.apiserver.store import Store
+from kq.sandbox.apiserver.watch import Hub
+from kq.sandbox.apiserver.webhooks import Webhooks
+
+DEFAULT_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
+
+
+@dataclass
+class Options:
+    data_dir: Path
+    port: int = 0
+    host: str = "127.0.0.1"
+    tls: bool = False
+    token: str | None = None
+    history: int = 10_000
+    bookmark_interval: float = 15.0
+
+
+@dataclass
+class Running:
+    """A started server; ``stop()`` closes watches, the listener and the database."""
+
+    server: Server
+    runner: web.AppRunner
+    kubeconfig: Path
+    url: str
+    tasks: list[asyncio.Task[Any]]
+
+    async def stop(self) -> None:
+        self.server.hub.close_all()
+        for task in self.tasks:
+            task.cancel()
+        for task in self.tasks:
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        await self.runner.cleanup()
+        self.server.store.close()
+
+
+def _self_signed(data_dir: Path, host: str) -> tuple[Path, Path]:
+    cert, key = data_dir / "tls.crt", data_dir / "tls.key"
+    if not cert.exists() or not key.exists():
+        subprocess.run(
+            [
+                "openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes",
+                "-keyout", str(key), "-out", str(cert), "-days", "3650",
+                "-subj", f"/CN={host}", "-addext", f"subjectAltName=IP:{host}",
+            ],
+            check=True,
+            capture_output=True,
+        )  # fmt: skip
+    return cert, key
+
+
+def write_kubeconfig(path: Path, url: str, token: str | None, ca: Path | None) -> None:
+    cluster: dict[str, Any] = {"server": url}
+    if ca is not None:
+        cluster["certificate-authority-data"] = base64.b64encode(ca.read_bytes()).decode()
+    user: dict[str, Any] = {"token": token} if token else {}
+    config = {
+        "apiVersion": "v1",
+        "kind": "Config",
+        "clusters": [{"name": "kq", "cluster": cluster}],
+        "users": [{"name": "kq", "user": user}],
+        "contexts": [
+            {"name": "kq", "context": {"cluster": "kq", "user": "kq", "namespace": "default"}}
+        ],
+        "current-context": "kq",
+    }
+    path.write_text(yaml.safe_dump(config, sort_keys=False))
+
+
+async def _bootstrap(api: Api, crds: list[dict[str, Any]]) -> None:
+    for crd in api.store.select(CRD.storage):
+        api.registry.register_crd(crd)
+    for name in DEFAULT_NAMESPACES:
+        if api.store.get(NAMESPACE.storage, "", name) is None:
+            await api.create(NAMESPACE, "", {"metadata": {"name": name}}, Ctx())
+    for crd in crds:
+        existing = api.store.get(CRD.storage, "", crd["metadata"]["name"])
+        if existing is None:
+            await api.create(CRD, "", crd, Ctx())
+        elif existing.get("spec") != crd.get("spec"):
+            body = {**crd, "metadata": {**crd["metadata"], **existing["metadata"]}}
+            await api.update(CRD, "", crd["metadata"]["name"], body, Ctx())
+
+
+async def start(options: Options, crds: list[dict[str, Any]]) -> Running:
+    options.data_dir.mkdir(parents=True, exist_ok=True)
+    store = Store(options.data_dir / "state.db", history=options.history)
+    registry = Registry()
+    api = Api(store, registry)
+    hub = Hub(store)
+    collector = Collector(api)
+    webhooks = Webhooks(api)
+    api.admission = webhooks.admit
+    server = Server(store, registry, api, hub)
+    server.settings.bookmark_interval = options.bookmark_interval
+    await _bootstrap(api, crds)
+    tasks = [asyncio.create_task(collector.run())]
+    context = None
+    ca = None
+    if options.tls:
+        ca, key = _self_signed(options.data_dir, options.host)
+        context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+        context.load_cert_chain(ca, key)
+    runner = web.AppRunner(
+        server.application(options.token), handler_cancellation=True, access_log=None
+    )
+    await runner.setup()
+    site = web.TCPSite(runner, options.host, options.port, ssl_context=context, shutdown_timeout=1)
+    await site.start()
+    port = runner.addresses[0][1]
+    server.address = f"{options.host}:{port}"
+    scheme = "https" if options.tls else "http"
+    url = f"{scheme}://{options.host}:{port}"
+    kubeconfig = options.data_dir / "kubeconfig"
+    write_kubeconfig(kubeconfig, url, options.token, ca)
+    return Running(server, runner, kubeconfig, url, tasks)

@@ -1,0 +1,114 @@
+"""Writing one watch stream: event encoding, batching, bookmarks and the timeout."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from aiohttp import web
+
+from kq.sandbox.apiserver.registry import ResourceType
+from kq.sandbox.apiserver.store import Obj
+from kq.sandbox.apiserver.tables import table
+from kq.sandbox.apiserver.watch import Event, Subscriber
+
+# Events written per socket write when a watcher has fallen behind.
+_BATCH = 256
+
+
+class EncodingCache:
+    """Plain JSON lines shared by every watcher of the same version (bounded)."""
+
+    def __init__(self, limit: int = 8192) -> None:
+        self._lines: dict[tuple[str, str, str, str], bytes] = {}
+        self._limit = limit
+
+    def line(self, key: tuple[str, str, str, str], build: Callable[[], bytes]) -> bytes:
+        found = self._lines.get(key)
+        if found is None:
+            if len(self._lines) >= self._limit:
+                self._lines.clear()
+            found = self._lines[key] = build()
+        return found
+
+
+def _dump(obj: object) -> bytes:
+    return json.dumps(obj, separators=(",", ":")).encode() + b"\n"
+
+
+@dataclass
+class WatchStream:
+    """Feeds ``sub``'s events to ``response`` until the timeout or the subscriber closes."""
+
+    response: web.StreamResponse
+    sub: Subscriber
+    rt: ResourceType
+    convert: Callable[[Obj], Obj]
+    current_rv: Callable[[], int]
+    cache: EncodingCache
+    table_include: str | None = None
+    bookmarks: bool = False
+    bookmark_interval: float = 15.0
+    _headers: bool = True
+
+    def _encode(self, event: Event) -> bytes:
+        kind, obj = event
+        if self.table_include is not None:
+            rv = obj["metadata"].get("resourceVersion", "")
+            rows = table(self.rt, [self.convert(obj)], rv, self.table_include, self._headers)
+            self._headers = False
+            return _dump({"type": kind, "object": rows})
+        meta = obj["metadata"]
+        key = (kind, meta.get("resourceVersion", ""), meta.get("uid", ""), self.rt.api_version)
+        return self.cache.line(key, lambda: _dump({"type": kind, "object": self.convert(obj)}))
+
+    def _bookmark(self, initial_end: bool = False) -> bytes:
+        meta: Obj = {"resourceVersion": str(self.current_rv())}
+        if initial_end:
+            meta["annotations"] = {"k8s.io/initial-events-end": "true"}
+        obj = {"kind": self.rt.kind, "apiVersion": self.rt.api_version, "metadata": meta}
+        return _dump({"type": "BOOKMARK", "object": obj})
+
+    def _pending(self) -> tuple[list[Event], bool]:
+        """Events already queued (without waiting); the flag says the stream must end."""
+        events: list[Event] = []
+        while len(events) < _BATCH and not self.sub.queue.empty():
+            event = self.sub.queue.get_nowait()
+            if event is None:
+                return events, True
+            events.append(event)
+        return events, False
+
+    async def initial_events_end(self) -> None:
+        """Send the queued initial state, then the WatchList end-of-initial-events bookmark."""
+        events, _ = self._pending()
+        while events:
+            await self.response.write(b"".join(self._encode(e) for e in events))
+            events, _ = self._pending()
+        await self.response.write(self._bookmark(initial_end=True))
+
+    async def run(self, deadline: float) -> None:
+        """Stream until the monotonic ``deadline``."""
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                if self.bookmarks:
+                    await self.response.write(self._bookmark())
+                return
+            try:
+                first = await asyncio.wait_for(
+                    self.sub.queue.get(), min(remaining, self.bookmark_interval)
+                )
+            except TimeoutError:
+                if self.bookmarks and time.monotonic() < deadline:
+                    await self.response.write(self._bookmark())
+                continue
+            if first is None:
+                return
+            events, done = self._pending()
+            await self.response.write(b"".join(self._encode(e) for e in [first, *events]))
+            if done:
+                return

@@ -1,0 +1,167 @@
+"""Schema validation (422 with causes), defaulting and fieldValidation Strict/Warn/Ignore."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import uuid
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from kubernetes_asyncio import client
+from kubernetes_asyncio.client.exceptions import ApiException
+
+from tests.apiserver.conftest import widget_crd
+from tests.harness import Cluster
+
+
+def _widget(group: str, name: str, spec: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "apiVersion": f"{group}/v1",
+        "kind": "Widget",
+        "metadata": {"name": name},
+        "spec": spec,
+    }
+
+
+async def _create_error(
+    api: client.ApiClient, group: str, namespace: str, body: dict[str, Any], **kw: Any
+) -> dict[str, Any]:
+    crs = client.CustomObjectsApi(api)
+    with pytest.raises(ApiException) as info:
+        await crs.create_namespaced_custom_object(group, "v1", namespace, "widgets", body, **kw)
+    status: dict[str, Any] = json.loads(info.value.body)
+    assert status["code"] == info.value.status
+    return status
+
+
+@pytest.mark.parametrize(
+    ("spec", "field", "reason"),
+    [
+        ({}, "spec.size", "FieldValueRequired"),
+        ({"size": 0}, "spec.size", "FieldValueInvalid"),
+        ({"size": 1, "color": "green"}, "spec.color", "FieldValueNotSupported"),
+        ({"size": "big"}, "spec.size", "FieldValueTypeInvalid"),
+    ],
+)
+async def test_schema_violations_are_422_with_causes(
+    api: client.ApiClient,
+    namespace: str,
+    widget_group: str,
+    spec: dict[str, Any],
+    field: str,
+    reason: str,
+) -> None:
+    status = await _create_error(api, widget_group, namespace, _widget(widget_group, "bad", spec))
+    assert status["code"] == 422
+    assert status["reason"] == "Invalid"
+    assert status["message"].startswith(f'Widget.{widget_group} "bad" is invalid: ')
+    causes = status["details"]["causes"]
+    assert {"field": field, "reason": reason} in [
+        {"field": c["field"], "reason": c["reason"]} for c in causes
+    ]
+
+
+async def test_unknown_fields_per_field_validation(
+    api: client.ApiClient, namespace: str, widget_group: str
+) -> None:
+    crs = client.CustomObjectsApi(api)
+    args = (widget_group, "v1", namespace, "widgets")
+    body = _widget(widget_group, "strict", {"size": 1, "bogus": True})
+    status = await _create_error(api, widget_group, namespace, body, field_validation="Strict")
+    assert status["code"] == 400
+    assert 'unknown field "spec.bogus"' in status["message"]
+
+    body["metadata"]["name"] = "warned"
+    created, code, headers = await crs.create_namespaced_custom_object_with_http_info(
+        *args, body, field_validation="Warn"
+    )
+    assert code == 201
+    assert "bogus" not in created["spec"]
+    assert 'unknown field \\"spec.bogus\\"' in headers.get("Warning", "")
+
+    body["metadata"]["name"] = "ignored"
+    created, code, headers = await crs.create_namespaced_custom_object_with_http_info(
+        *args, body, field_validation="Ignore"
+    )
+    assert code == 201
+    assert "bogus" not in created["spec"]
+    assert "Warning" not in headers
+
+
+def test_kubectl_apply_rejects_unknown_and_invalid_fields(
+    cluster: Cluster, kubectl_cache: Path, namespace: str, widget_group: str
+) -> None:
+    doc = _widget(widget_group, "via-kubectl", {"size": 1, "bogus": 1})
+    doc["metadata"]["namespace"] = namespace
+    unknown = cluster.kubectl(
+        "apply", "-f", "-", input=yaml.safe_dump(doc), cache_dir=kubectl_cache
+    )
+    assert unknown.returncode == 1
+    assert 'unknown field "spec.bogus"' in unknown.stderr
+    doc["spec"] = {"size": -1}
+    invalid = cluster.kubectl(
+        "apply", "-f", "-", input=yaml.safe_dump(doc), cache_dir=kubectl_cache
+    )
+    assert invalid.returncode == 1
+    assert "spec.size: Invalid value: -1" in invalid.stderr
+
+
+async def test_job_with_unsupported_restart_policy_is_invalid(
+    api: client.ApiClient, namespace: str
+) -> None:
+    batch = client.BatchV1Api(api)
+    job = {
+        "metadata": {"name": "always"},
+        "spec": {
+            "template": {
+                "spec": {"restartPolicy": "Always", "containers": [{"name": "c", "image": "x"}]}
+            }
+        },
+    }
+    with pytest.raises(ApiException) as info:
+        await batch.create_namespaced_job(namespace, job)
+    assert info.value.status == 422
+    causes = json.loads(info.value.body)["details"]["causes"]
+    assert causes[0]["field"] == "spec.template.spec.restartPolicy"
+
+
+async def test_defaults_added_to_a_crd_apply_to_stored_objects(
+    api: client.ApiClient, namespace: str
+) -> None:
+    group = f"{uuid.uuid4().hex[:6]}.kqtest.example.com"
+    crd = widget_crd(group)
+    props = crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]  # type: ignore[index]
+    del props["spec"]["properties"]["color"]["default"]
+    extensions = client.ApiextensionsV1Api(api)
+    crs = client.CustomObjectsApi(api)
+    await extensions.create_custom_resource_definition(crd)
+    try:
+        body = _widget(group, "old", {"size": 1})
+        async with asyncio.timeout(20):
+            while True:
+                try:
+                    await crs.create_namespaced_custom_object(
+                        group, "v1", namespace, "widgets", body
+                    )
+                    break
+                except ApiException as exc:
+                    if exc.status != 404:
+                        raise
+                    await asyncio.sleep(0.2)
+        live = await extensions.read_custom_resource_definition(f"widgets.{group}")
+        schema = live.spec.versions[0].schema.open_apiv3_schema
+        schema.properties["spec"].properties["color"].default = "red"
+        await extensions.replace_custom_resource_definition(f"widgets.{group}", live)
+        async with asyncio.timeout(20):
+            while True:
+                got = await crs.get_namespaced_custom_object(
+                    group, "v1", namespace, "widgets", "old"
+                )
+                if got["spec"].get("color") == "red":
+                    break
+                await asyncio.sleep(0.2)
+    finally:
+        await extensions.delete_custom_resource_definition(f"widgets.{group}")

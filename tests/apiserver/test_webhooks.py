@@ -1,0 +1,153 @@
+"""Admission webhooks: the server calls an HTTPS AdmissionReview endpoint run by the test."""
+
+from __future__ import annotations
+
+import base64
+import json
+import ssl
+import subprocess
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from aiohttp import web
+from kubernetes_asyncio import client
+from kubernetes_asyncio.client.exceptions import ApiException
+
+
+def _certificate(tmp_path: Path) -> tuple[Path, Path]:
+    cert, key = tmp_path / "hook.crt", tmp_path / "hook.key"
+    subprocess.run(
+        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", str(key),
+         "-out", str(cert), "-days", "1", "-subj", "/CN=127.0.0.1",
+         "-addext", "subjectAltName=IP:127.0.0.1"],
+        check=True,
+        capture_output=True,
+    )  # fmt: skip
+    return cert, key
+
+
+async def _mutate(request: web.Request) -> web.Response:
+    review = await request.json()
+    req = review["request"]
+    patch = [{"op": "add", "path": "/metadata/labels/mutated", "value": req["operation"].lower()}]
+    response = {
+        "uid": req["uid"],
+        "allowed": True,
+        "patchType": "JSONPatch",
+        "patch": base64.b64encode(json.dumps(patch).encode()).decode(),
+        "warnings": ["mutated by the test webhook"],
+    }
+    return web.json_response({**review, "response": response})
+
+
+async def _validate(request: web.Request) -> web.Response:
+    review = await request.json()
+    req = review["request"]
+    labels = req["object"]["metadata"].get("labels") or {}
+    allowed = "deny" not in labels
+    response: dict[str, Any] = {"uid": req["uid"], "allowed": allowed}
+    if not allowed:
+        response["status"] = {"code": 403, "message": "label deny is not allowed"}
+    return web.json_response({**review, "response": response})
+
+
+@pytest.fixture
+async def webhook_url(tmp_path: Path) -> AsyncIterator[tuple[str, str]]:
+    cert, key = _certificate(tmp_path)
+    app = web.Application()
+    app.router.add_post("/mutate", _mutate)
+    app.router.add_post("/validate", _validate)
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    context.load_cert_chain(cert, key)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0, ssl_context=context)
+    await site.start()
+    port = runner.addresses[0][1]
+    yield f"https://127.0.0.1:{port}", base64.b64encode(cert.read_bytes()).decode()
+    await runner.cleanup()
+
+
+def _hook(name: str, url: str, ca: str, namespace: str, policy: str = "Fail") -> dict[str, Any]:
+    return {
+        "name": name,
+        "clientConfig": {"url": url, "caBundle": ca},
+        "rules": [
+            {
+                "operations": ["CREATE", "UPDATE"],
+                "apiGroups": [""],
+                "apiVersions": ["v1"],
+                "resources": ["configmaps"],
+            }
+        ],
+        "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": namespace}},
+        "objectSelector": {"matchExpressions": [{"key": "skip", "operator": "DoesNotExist"}]},
+        "failurePolicy": policy,
+        "sideEffects": "None",
+        "admissionReviewVersions": ["v1"],
+        "timeoutSeconds": 5,
+    }
+
+
+async def test_mutating_and_validating_webhooks(
+    api: client.ApiClient, namespace: str, webhook_url: tuple[str, str]
+) -> None:
+    url, ca = webhook_url
+    admission = client.AdmissionregistrationV1Api(api)
+    v1 = client.CoreV1Api(api)
+    mutating = {
+        "metadata": {"name": f"{namespace}-mutate"},
+        "webhooks": [_hook("mutate.kq.example.com", f"{url}/mutate", ca, namespace)],
+    }
+    validating = {
+        "metadata": {"name": f"{namespace}-validate"},
+        "webhooks": [_hook("validate.kq.example.com", f"{url}/validate", ca, namespace)],
+    }
+    await admission.create_mutating_webhook_configuration(mutating)
+    await admission.create_validating_webhook_configuration(validating)
+    try:
+        created, _, headers = await v1.create_namespaced_config_map_with_http_info(
+            namespace, {"metadata": {"name": "hooked", "labels": {"a": "b"}}}
+        )
+        assert created.metadata.labels == {"a": "b", "mutated": "create"}
+        assert "mutated by the test webhook" in headers.get("Warning", "")
+        skipped = await v1.create_namespaced_config_map(
+            namespace, {"metadata": {"name": "skipped", "labels": {"skip": "1"}}}
+        )
+        assert "mutated" not in skipped.metadata.labels
+        with pytest.raises(ApiException) as info:
+            await v1.create_namespaced_config_map(
+                namespace, {"metadata": {"name": "denied", "labels": {"deny": "1"}}}
+            )
+        assert info.value.status == 403
+        assert "label deny is not allowed" in json.loads(info.value.body)["message"]
+    finally:
+        await admission.delete_mutating_webhook_configuration(f"{namespace}-mutate")
+        await admission.delete_validating_webhook_configuration(f"{namespace}-validate")
+
+
+async def test_unreachable_webhook_honours_failure_policy(
+    api: client.ApiClient, namespace: str, webhook_url: tuple[str, str]
+) -> None:
+    _, ca = webhook_url
+    admission = client.AdmissionregistrationV1Api(api)
+    v1 = client.CoreV1Api(api)
+    dead = "https://127.0.0.1:1/validate"
+    config = {
+        "metadata": {"name": f"{namespace}-dead"},
+        "webhooks": [
+            _hook("ignore.kq.example.com", dead, ca, namespace, policy="Ignore"),
+            _hook("fail.kq.example.com", dead, ca, namespace, policy="Fail"),
+        ],
+    }
+    await admission.create_validating_webhook_configuration(config)
+    try:
+        with pytest.raises(ApiException) as info:
+            await v1.create_namespaced_config_map(namespace, {"metadata": {"name": "blocked"}})
+        assert info.value.status == 500
+        message = json.loads(info.value.body)["message"]
+        assert 'failed calling webhook "fail.kq.example.com"' in message
+    finally:
+        await admission.delete_validating_webhook_configuration(f"{namespace}-dead")
