@@ -67,25 +67,25 @@ def build_parser() -> argparse.ArgumentParser:
     )
     run.add_argument("--config", type=Path, help="kq configuration file (YAML)")
     run.add_argument("--kubeconfig", type=Path, help="kubeconfig to use instead of in-cluster")
-    run.set_defaults(func=_not_yet("issue 6"))
+    from kq.runtime.process import main as run_controller
+
+    run.set_defaults(func=run_controller)
 
     dev = commands.add_parser(
         "dev", help="run the embedded API server, a simulated cluster and the controller"
     )
-    dev.add_argument("--data-dir", type=Path, default=Path(".kq/dev"), help="state directory")
-    dev.add_argument("--port", type=int, default=0, help="API server port (0: any free port)")
-    dev.add_argument("--profile", default="s1", help="cluster profile name or YAML file")
-    dev.add_argument("--speed", type=float, default=1.0, help="time acceleration factor")
-    dev.add_argument("--fresh", action="store_true", help="discard state from earlier runs")
-    dev.add_argument("--no-controller", action="store_true", help="do not start kq itself")
-    dev.set_defaults(func=_not_yet("issue 5"))
+    from kq.sandbox.dev import configure as configure_dev
+
+    configure_dev(dev)
 
     apiserver = commands.add_parser(
         "apiserver", help="serve the embedded Kubernetes API server alone, in the foreground"
     )
     apiserver.add_argument("--data-dir", type=Path, default=Path(".kq/apiserver"))
     apiserver.add_argument("--port", type=int, default=0, help="port (0: any free port)")
-    apiserver.set_defaults(func=_not_yet("issue 3"))
+    from kq.sandbox.apiserver.command import configure as configure_apiserver
+
+    configure_apiserver(apiserver)
     demo = commands.add_parser(
         "demo", help="run a scripted end-to-end scenario on the embedded default, then exit"
     )

@@ -360,6 +360,8 @@ def reconcile_job(job: Obj, pods: Sequence[Obj], now: datetime) -> list[Action]:
     p.status["startTime"] = old.get("startTime")
     p.status["completionTime"] = old.get("completionTime")
     suspended = bool(_spec(job).get("suspend"))
+    # The API rejects a finished condition while uncountedTerminatedPods is non-empty.
+    flushed = not p.status["uncountedTerminatedPods"]
 
     if "Complete" in types or "Failed" in types:
         for pod in active:
@@ -370,7 +372,7 @@ def reconcile_job(job: Obj, pods: Sequence[Obj], now: datetime) -> list[Action]:
             conditions.append(_condition("SuccessCriteriaMet", "CompletionsReached", _REACHED, now))
         for pod in active:
             p.remove(pod)
-        if not active and not terminating:
+        if not active and not terminating and flushed:
             conditions.append(_condition("Complete", "CompletionsReached", _REACHED, now))
             p.status["completionTime"] = rfc3339(now)
             p.event("Completed", "Job completed")
@@ -393,7 +395,7 @@ def reconcile_job(job: Obj, pods: Sequence[Obj], now: datetime) -> list[Action]:
             conditions.append(target)
         for pod in active:  # terminated with their finalizers kept: they count as failed
             p.actions.append(Delete(Ref.of(pod)))
-        if not active and not terminating:
+        if not active and not terminating and flushed:
             conditions.append(_condition("Failed", target["reason"], target["message"], now))
             p.event(target["reason"], target["message"], "Warning")
         active = []

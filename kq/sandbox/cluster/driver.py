@@ -1,0 +1,510 @@
+"""The simulated cluster over HTTP: informers feed the pure controllers, their actions are applied.
+
+One serialized loop runs every controller over the informers' current contents and applies the
+resulting actions in order through the API server, exactly as ``tests/sandbox/world.py`` does in
+memory. The loop wakes on any informer event (bursts are coalesced) or when sandbox time reaches
+the next pod end, Job deadline, heartbeat or autoscaler step.
+
+Informers lag behind the loop's own writes, and the Job controller's finalizer accounting is only
+correct on a view that includes them, so every object the loop writes is kept in an overlay until
+the informer delivers that version (or a newer one) and the overlay wins in the meantime.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+import structlog
+
+from kq.runtime.client import KubeClient
+from kq.runtime.errors import ApiError
+from kq.runtime.events import EventRecorder
+from kq.runtime.informer import Informer
+from kq.runtime.resources import JOBS, PODS, Resource
+from kq.runtime.store import Change, EventType, object_key
+from kq.sandbox.cluster import job_controller, kubelet, node_lifecycle, provisioning
+from kq.sandbox.cluster.actions import Action, Create, Delete, Event, Obj, Patch, Ref, meta
+from kq.sandbox.cluster.clock import SandboxClock, rfc3339
+from kq.sandbox.cluster.jobset_controller import reconcile_jobset
+from kq.sandbox.cluster.node_lifecycle import Failure, fail_node, pool_nodes, recover_node
+from kq.sandbox.cluster.nodes import POOL_LABEL, node_objects
+from kq.sandbox.cluster.profiles import Profile
+from kq.sandbox.cluster.scheduling import schedule
+
+log = structlog.get_logger("kq.sandbox.cluster.driver")
+
+NODES = Resource("", "v1", "nodes", "Node", namespaced=False)
+POD_TEMPLATES = Resource("", "v1", "podtemplates", "PodTemplate", namespaced=True)
+JOBSETS = Resource("jobset.x-k8s.io", "v1alpha2", "jobsets", "JobSet", namespaced=True)
+_PROVISIONING_GROUP = "autoscaling.x-k8s.io"
+_OVERLAY_TTL = 30.0
+"""Wall seconds after which an overlay entry is dropped even if its version was never seen."""
+
+
+def _rv_newer_or_same(seen: str, written: str) -> bool:
+    """Whether version ``seen`` is at least ``written``; versions are integers on both backends."""
+    if seen == written:
+        return True
+    return seen.isdigit() and written.isdigit() and int(seen) >= int(written)
+
+
+@dataclass(slots=True)
+class _Written:
+    """What the loop last wrote to one object: its new state, or ``None`` once deleted."""
+
+    obj: Obj | None
+    uid: str
+    version: str
+    expires: float
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    """Loop timing in wall seconds, and whether to stand in for the garbage collector.
+
+    ``collect_garbage`` is for a bare kube-apiserver: without kube-controller-manager nothing
+    deletes the pods of a deleted Job or finishes a foreground deletion. The embedded server
+    collects garbage itself.
+    """
+
+    coalesce: float = 0.01
+    retry: float = 0.5
+    collect_garbage: bool = False
+    binding: bool | None = None
+    """Bind through ``pods/binding`` (``None``: when the server serves it), else patch the pod."""
+
+
+_FOREGROUND = "foregroundDeletion"
+_COLLECTED = ("JobSet", "Job", "Pod")
+
+
+def collect_garbage(objects: Sequence[Obj]) -> list[Action]:
+    """Cascade deletions through ownerReferences among ``objects``, as the upstream GC does.
+
+    Dependents whose every owner of a collected kind is gone are deleted; an owner deleted in
+    the foreground gets its dependents deleted, then loses its ``foregroundDeletion`` finalizer.
+    """
+    uids = {str(meta(o).get("uid")) for o in objects}
+    dependents: dict[str, list[Obj]] = {}
+    actions: list[Action] = []
+    for obj in objects:
+        m = meta(obj)
+        owners = [r for r in m.get("ownerReferences") or () if r.get("kind") in _COLLECTED]
+        for owner in owners:
+            dependents.setdefault(str(owner.get("uid")), []).append(obj)
+        if owners and not m.get("deletionTimestamp") and not uids & {r["uid"] for r in owners}:
+            actions.append(Delete(Ref.of(obj)))
+    for obj in objects:
+        m = meta(obj)
+        finalizers = list(m.get("finalizers") or ())
+        if not m.get("deletionTimestamp") or _FOREGROUND not in finalizers:
+            continue
+        waiting = dependents.get(str(m.get("uid")), [])
+        actions += [
+            Delete(Ref.of(d), "Foreground") for d in waiting if not meta(d).get("deletionTimestamp")
+        ]
+        if not waiting:
+            kept = [f for f in finalizers if f != _FOREGROUND]
+            actions.append(Patch(Ref.of(obj), {"metadata": {"finalizers": kept or None}}))
+    return actions
+
+
+class _Driver:
+    def __init__(
+        self, client: KubeClient, profile: Profile, clock: SandboxClock, settings: Settings
+    ) -> None:
+        self.client = client
+        self.profile = profile
+        self.clock = clock
+        self.settings = settings
+        self.resources: dict[str, Resource] = {"Node": NODES, "Pod": PODS, "Job": JOBS}
+        self.informers: dict[str, Informer] = {}
+        self.overlay: dict[tuple[str, str], _Written] = {}
+        self.wake = asyncio.Event()
+        self.recorders: dict[str, EventRecorder] = {}
+        self.binding: bool | None = None
+        self.changed = False  # this pass wrote something the server did not already have
+        self.failed = False  # some action failed: look again after ``settings.retry``
+
+    # -- discovery and informers -------------------------------------------------------------
+
+    async def _served(self, group_version: str, plural: str) -> bool:
+        path = f"/apis/{group_version}" if "/" in group_version else f"/api/{group_version}"
+        try:
+            listing = await self.client.request("GET", path)
+        except ApiError as exc:
+            if exc.not_found:
+                return False
+            raise
+        return any(r.get("name") == plural for r in listing.get("resources") or ())
+
+    async def discover(self) -> None:
+        """Which optional kinds the server serves, and whether it has ``pods/binding``."""
+        self.binding = self.settings.binding
+        if self.binding is None:
+            self.binding = await self._served("v1", "pods/binding")
+        if await self._served("jobset.x-k8s.io/v1alpha2", "jobsets"):
+            self.resources["JobSet"] = JOBSETS
+        for version in ("v1", "v1beta1"):
+            if await self._served(f"{_PROVISIONING_GROUP}/{version}", "provisioningrequests"):
+                self.resources["ProvisioningRequest"] = Resource(
+                    _PROVISIONING_GROUP, version, "provisioningrequests", "ProvisioningRequest",
+                    namespaced=True,
+                )  # fmt: skip
+                self.resources["PodTemplate"] = POD_TEMPLATES
+                break
+        for kind, resource in self.resources.items():
+            informer = Informer(self.client, resource)
+            informer.add_handler(self._handler(kind))
+            self.informers[kind] = informer
+
+    def _handler(self, kind: str) -> Callable[[Change], None]:
+        def handle(change: Change) -> None:
+            key = (kind, object_key(change.obj))
+            written = self.overlay.get(key)
+            if written is not None and self._caught_up(written, change):
+                del self.overlay[key]
+            self.wake.set()
+
+        return handle
+
+    @staticmethod
+    def _caught_up(written: _Written, change: Change) -> bool:
+        if change.type == EventType.DELETED:
+            return True
+        if written.obj is None and change.type == EventType.ADDED:
+            return True  # created again after the deletion the tombstone stands for
+        m = meta(change.obj)
+        if written.uid and m.get("uid") != written.uid:
+            return True  # another object under the same name
+        seen = str(m.get("resourceVersion", ""))
+        if written.obj is None:
+            return seen != written.version and _rv_newer_or_same(seen, written.version)
+        return _rv_newer_or_same(seen, written.version)
+
+    # -- the view ------------------------------------------------------------------------------
+
+    def view(self, kind: str) -> list[Obj]:
+        """The informer's objects with the loop's own newer writes laid over them, by key."""
+        informer = self.informers.get(kind)
+        if informer is None:
+            return []
+        objects = {object_key(o): o for o in informer.store.values()}
+        now = time.monotonic()
+        for (k, key), written in list(self.overlay.items()):
+            if k != kind:
+                continue
+            if written.expires < now:
+                del self.overlay[(k, key)]
+            elif written.obj is None:
+                objects.pop(key, None)
+            else:
+                objects[key] = written.obj
+        return [objects[k] for k in sorted(objects)]
+
+    def _remember(self, kind: str, obj: Obj | None, ref: Ref, version: str) -> None:
+        key = f"{ref.namespace}/{ref.name}" if ref.namespace else ref.name
+        cached = self.informers[kind].store.get(key)
+        # The watch event can beat the response: then the cache is already as new.
+        seen = str(meta(cached).get("resourceVersion", "")) if cached is not None else None
+        if obj is not None and seen is not None and _rv_newer_or_same(seen, version):
+            self.overlay.pop((kind, key), None)
+            return
+        uid = str(meta(obj).get("uid", "")) if obj is not None else ref.uid
+        self.overlay[(kind, key)] = _Written(obj, uid, version, time.monotonic() + _OVERLAY_TTL)
+
+    def _written(self, kind: str, before: Obj | None, after: Obj) -> None:
+        """Record a write's result; ``changed`` when the server's version moved."""
+        after.setdefault("kind", kind)
+        after.setdefault("apiVersion", self.resources[kind].api_version)
+        version = str(meta(after).get("resourceVersion", ""))
+        if before is None or str(meta(before).get("resourceVersion", "")) != version:
+            self.changed = True
+        # Removing the last finalizer of a deleting object deletes it: the answer is its last state.
+        self._remember(kind, None if _gone(after) else after, Ref.of(after), version)
+
+    def _current(self, kind: str, ref: Ref) -> Obj | None:
+        key = f"{ref.namespace}/{ref.name}" if ref.namespace else ref.name
+        written = self.overlay.get((kind, key))
+        if written is not None:
+            return written.obj
+        return self.informers[kind].store.get(key)
+
+    # -- applying actions ----------------------------------------------------------------------
+
+    async def apply_group(self, actions: Sequence[Action]) -> None:
+        """Apply in order; after a failure the rest depends on a state that was not reached."""
+        for action in actions:
+            try:
+                await self._apply(action)
+            except ApiError as exc:
+                self.failed = True
+                quiet = exc.not_found or exc.conflict
+                (log.debug if quiet else log.warning)("action failed", action=_describe(action),
+                                                      error=str(exc))  # fmt: skip
+                return
+
+    async def _apply(self, action: Action) -> None:
+        if isinstance(action, Event):
+            await self._event(action)
+        elif isinstance(action, Create):
+            if action.obj["kind"] == "Binding":
+                await self._bind(action.obj)
+            else:
+                await self._create(action.obj)
+        elif isinstance(action, Patch):
+            resource = self.resources[action.ref.kind]
+            before = self._current(action.ref.kind, action.ref)
+            after = await self.client.merge_patch(
+                resource, action.ref.name, action.patch,
+                namespace=action.ref.namespace or None, subresource=action.subresource,
+            )  # fmt: skip
+            self._written(action.ref.kind, before, after)
+        else:
+            await self._delete(action)
+
+    async def _create(self, obj: Obj) -> None:
+        kind = str(obj["kind"])
+        resource = self.resources[kind]
+        created = await self.client.create(resource, obj)
+        status = obj.get("status")
+        if status and created.get("status") != status:
+            # Servers that drop status on create (a registering kubelet) take it as a second write.
+            created = await self.client.merge_patch(
+                resource, meta(created)["name"], {"status": status},
+                namespace=meta(created).get("namespace"), subresource="status",
+            )  # fmt: skip
+        self._written(kind, None, created)
+
+    async def _bind(self, binding: Obj) -> None:
+        m = binding["metadata"]
+        ns, name, node = str(m["namespace"]), str(m["name"]), str(binding["target"]["name"])
+        if self.binding:
+            await self.client.request("POST", f"{PODS.path(ns, name)}/binding", body=binding)
+            pod = await self.client.get(PODS, name, ns)
+        else:
+            # No binding subresource: set the node and the condition the way binding would.
+            await self.client.merge_patch(PODS, name, {"spec": {"nodeName": node}}, namespace=ns)
+            current = await self.client.get(PODS, name, ns)
+            conditions = [
+                c for c in (current.get("status") or {}).get("conditions") or ()
+                if c.get("type") != "PodScheduled"
+            ]  # fmt: skip
+            conditions.append({"type": "PodScheduled", "status": "True", "lastProbeTime": None,
+                               "lastTransitionTime": rfc3339(self.clock.now())})  # fmt: skip
+            pod = await self.client.merge_patch(
+                PODS, name, {"status": {"conditions": conditions}}, namespace=ns,
+                subresource="status",
+            )  # fmt: skip
+        self._written("Pod", None, pod)
+
+    async def _delete(self, action: Delete) -> None:
+        ref = action.ref
+        resource = self.resources[ref.kind]
+        query: list[tuple[str, str]] = [("propagationPolicy", action.propagation)]
+        if action.grace_period_seconds is not None:
+            query.append(("gracePeriodSeconds", str(action.grace_period_seconds)))
+        before = self._current(ref.kind, ref)
+        try:
+            result = await self.client.request(
+                "DELETE", resource.path(ref.namespace or None, ref.name), query=query
+            )
+        except ApiError as exc:
+            if exc.not_found:  # already gone: the goal of the action is met
+                self._remember(ref.kind, None, ref, "")
+                return
+            raise
+        lingers = result.get("kind") == ref.kind and meta(result).get("deletionTimestamp")
+        if lingers and not _gone(result):
+            self._written(ref.kind, before, result)
+        else:  # a Status or its last state: the object is gone
+            self.changed = True
+            self._remember(ref.kind, None, ref, "")
+
+    async def _event(self, event: Event) -> None:
+        source = event.source or "kq-sandbox"
+        recorder = self.recorders.get(source)
+        if recorder is None:
+            recorder = self.recorders[source] = EventRecorder(self.client, source)
+        ref = event.regarding
+        regarding = {
+            "apiVersion": ref.api_version,
+            "kind": ref.kind,
+            "metadata": {"name": ref.name, "namespace": ref.namespace, "uid": ref.uid},
+        }
+        await recorder.record(regarding, event.type, event.reason, event.message)
+
+    # -- the loop ------------------------------------------------------------------------------
+
+    async def ensure_nodes(self) -> None:
+        """Register the profile's nodes that do not exist yet (state persists across restarts)."""
+        have = {object_key(n) for n in self.view("Node")}
+        for node in node_objects(self.profile, self.clock.now()):
+            if node["metadata"]["name"] not in have:
+                await self.apply_group([Create(node)])
+
+    async def reconcile(self) -> None:
+        """Every controller once, each seeing the writes of the ones before it."""
+        self.changed = self.failed = False
+        now = self.clock.now
+        await self._run(node_lifecycle.reconcile_nodes(self.view("Node"), now()), per_object=True)
+        if "ProvisioningRequest" in self.informers:
+            await self._run(provisioning.reconcile_provisioning(
+                self.view("ProvisioningRequest"), self.view("PodTemplate"), self.view("Node"),
+                self.view("Pod"), self.profile, now(),
+            ))  # fmt: skip
+        await self._run(schedule(self.view("Pod"), self.view("Node"), now()), per_object=True)
+        await self._run(
+            kubelet.reconcile_pods(self.view("Pod"), self.view("Node"), now()), per_object=True
+        )
+        # Each Job (JobSet) only reads its own pods (Jobs): one view serves them all.
+        pods = self.view("Pod")
+        for job in self.view("Job"):
+            await self._run(job_controller.reconcile_job(job, pods, now()))
+        await self._run(job_controller.release_orphans(self.view("Pod"), self.view("Job")))
+        jobs = self.view("Job")
+        for jobset in self.view("JobSet"):
+            await self._run(reconcile_jobset(jobset, jobs, now()))
+        if self.settings.collect_garbage:
+            owned = [o for kind in _COLLECTED for o in self.view(kind)]
+            await self._run(collect_garbage(owned), per_object=True)
+
+    async def _run(self, actions: list[Action], *, per_object: bool = False) -> None:
+        groups = _by_object(actions) if per_object else [actions]
+        for group in groups:
+            await self.apply_group(group)
+
+    def next_wakeup(self, since: datetime) -> datetime | None:
+        """The earliest time-driven change after ``since`` (the start of the last pass)."""
+        moments = [
+            kubelet.next_wakeup(self.view("Pod")),
+            node_lifecycle.next_heartbeat(self.view("Node")),
+            *(job_controller.deadline(job) for job in self.view("Job")),
+        ]
+        if "ProvisioningRequest" in self.informers:
+            moments.append(provisioning.next_wakeup(self.view("ProvisioningRequest"), since))
+        return min((m for m in moments if m is not None and m > since), default=None)
+
+    async def loop(self) -> None:
+        while True:
+            self.wake.clear()
+            started = self.clock.now()
+            try:
+                await self.reconcile()
+            except Exception:
+                # A controller tripping over one odd object must not end the simulation.
+                log.exception("simulated cluster pass failed")
+                self.failed = True
+            if self.changed:
+                await asyncio.sleep(self.settings.coalesce)
+                continue
+            delay = self._delay(started)
+            try:
+                async with asyncio.timeout(delay):
+                    await self.wake.wait()
+                await asyncio.sleep(self.settings.coalesce)  # let the rest of a burst arrive
+            except TimeoutError:
+                pass
+
+    def _delay(self, started: datetime) -> float | None:
+        wake = self.next_wakeup(started)
+        delays = [self.settings.retry] if self.failed else []
+        if wake is not None:
+            sandbox = (wake - self.clock.now()).total_seconds()
+            delays.append(max(self.clock.wall_seconds(sandbox), 0.0))
+        return min(delays, default=None)
+
+
+def _gone(obj: Obj) -> bool:
+    """Whether a write's answer describes an object the server has already removed."""
+    m = meta(obj)
+    return bool(
+        m.get("deletionTimestamp")
+        and not m.get("finalizers")
+        and not m.get("deletionGracePeriodSeconds")
+    )
+
+
+def _by_object(actions: Iterable[Action]) -> list[list[Action]]:
+    """Split into runs of consecutive actions about one object (a pod, a node)."""
+    groups: list[list[Action]] = []
+    last: tuple[str, str, str] | None = None
+    for action in actions:
+        target = _target(action)
+        if not groups or target != last:
+            groups.append([])
+        groups[-1].append(action)
+        last = target
+    return groups
+
+
+def _target(action: Action) -> tuple[str, str, str]:
+    if isinstance(action, Create):
+        m = meta(action.obj)
+        kind = "Pod" if action.obj["kind"] == "Binding" else str(action.obj["kind"])
+        return kind, str(m.get("namespace", "")), str(m.get("name", ""))
+    ref = action.regarding if isinstance(action, Event) else action.ref
+    return ref.kind, ref.namespace, ref.name
+
+
+def _describe(action: Action) -> str:
+    kind, ns, name = _target(action)
+    return f"{type(action).__name__} {kind} {ns + '/' if ns else ''}{name}"
+
+
+async def run_simulated_cluster(
+    client: KubeClient,
+    profile: Profile,
+    clock: SandboxClock,
+    *,
+    ready: asyncio.Event | None = None,
+    settings: Settings = Settings(),
+) -> None:
+    """Simulate ``profile``'s cluster behind the API server ``client`` talks to, until cancelled.
+
+    Registers the profile's missing Nodes, watches Nodes, Pods, Jobs and, when served, JobSets
+    and ProvisioningRequests (with PodTemplates), and plays scheduler, kubelet, node lifecycle,
+    Job, JobSet and autoscaler controllers on ``clock``'s time. ``ready`` is set once the caches
+    are synced and the nodes exist. API errors never end it: failed actions are retried on a
+    later pass. Node failures are injected with :func:`set_failure`.
+    """
+    driver = _Driver(client, profile, clock, settings)
+    await driver.discover()
+    async with asyncio.TaskGroup() as group:
+        for kind, informer in driver.informers.items():
+            group.create_task(informer.run(), name=f"sandbox-informer/{kind}")
+        for informer in driver.informers.values():
+            await informer.wait_synced()
+        await driver.ensure_nodes()
+        if ready is not None:
+            ready.set()
+        log.info("simulated cluster running", profile=profile.name, speed=clock.speed,
+                 kinds=sorted(driver.informers), binding=driver.binding)  # fmt: skip
+        group.create_task(driver.loop(), name="sandbox-loop")
+
+
+async def set_failure(
+    client: KubeClient,
+    *,
+    node: str | None = None,
+    pool: str | None = None,
+    failed: bool = True,
+    mode: Failure = "Unreachable",
+) -> list[str]:
+    """Fail (or recover) one node or every node of a pool; returns the nodes patched."""
+    if (node is None) == (pool is None):
+        raise ValueError("name exactly one of node or pool")
+    if node is not None:
+        targets = [await client.get(NODES, node)]
+    else:
+        listing = await client.list(NODES, query=[("labelSelector", f"{POOL_LABEL}={pool}")])
+        items: list[Obj] = [{"kind": "Node", "apiVersion": "v1", **n} for n in listing["items"]]
+        targets = pool_nodes(items, str(pool))
+    for target in targets:
+        patch = fail_node(target, mode) if failed else recover_node(target)
+        await client.merge_patch(NODES, patch.ref.name, patch.patch)
+    return [str(meta(t)["name"]) for t in targets]

@@ -1,0 +1,196 @@
+"""``kq dev``: the embedded API server, a simulated cluster and the kq controller in one process.
+
+State lives in the data directory (``.kq/dev``) and survives restarts unless ``--fresh``.
+``kq dev node|pool fail|recover`` inject node failures into a running sandbox through its API.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import shutil
+import signal
+import sys
+from dataclasses import replace
+from datetime import UTC, datetime
+from pathlib import Path
+
+from kq.config import Health, KqConfig
+from kq.observability.logs import configure_logging
+from kq.runtime import process
+from kq.runtime.client import KubeClient
+from kq.runtime.errors import ApiError
+from kq.runtime.resources import NAMESPACES
+from kq.sandbox.cluster.clock import SandboxClock, parse_rfc3339
+from kq.sandbox.cluster.driver import NODES, run_simulated_cluster, set_failure
+from kq.sandbox.cluster.podinfo import condition
+from kq.sandbox.cluster.profiles import BUILTIN, Profile, ProfileError, load_profile
+
+DEFAULT_DATA_DIR = Path(".kq/dev")
+_STORY = {
+    "s1": "examples/s1/jobsets-multislice-standard.yaml",
+    "s2": "examples/s2/hotswap.yaml",
+    "s3": "examples/s3/job.yaml",
+    "s4": "examples/s4/jobs/",
+}
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    """Add ``kq dev``'s options and its ``node``/``pool`` failure commands."""
+    parser.add_argument("--data-dir", type=Path, default=DEFAULT_DATA_DIR, help="state directory")
+    parser.add_argument("--port", type=int, default=0, help="API server port (0: any free port)")
+    parser.add_argument("--profile", default="s1", help="cluster profile name or YAML file")
+    parser.add_argument("--speed", type=float, default=1.0, help="time acceleration factor")
+    parser.add_argument("--fresh", action="store_true", help="discard state from earlier runs")
+    parser.add_argument("--no-controller", action="store_true", help="do not start kq itself")
+    parser.set_defaults(func=run)
+    actions = parser.add_subparsers(dest="dev_command", metavar="{node,pool}")
+    for what in ("node", "pool"):
+        sub = actions.add_parser(what, help=f"fail or recover a {what} of a running sandbox")
+        sub.add_argument("action", choices=("fail", "recover"))
+        sub.add_argument("name", help="node name" if what == "node" else "node pool name")
+        # SUPPRESS keeps the parent's default when the option is not repeated here.
+        sub.add_argument("--data-dir", type=Path, default=argparse.SUPPRESS, help="state directory")
+        sub.add_argument(
+            "--mode", choices=("Unreachable", "NotReady"), default="Unreachable",
+            help="how the node fails: its kubelet stops, or reports not ready",
+        )  # fmt: skip
+        sub.set_defaults(func=run_failure)
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.speed <= 0:
+        print("kq dev: --speed must be positive", file=sys.stderr)
+        return 2
+    try:
+        profile = load_profile(args.profile)
+    except ProfileError as exc:
+        print(f"kq dev: {exc}", file=sys.stderr)
+        return 2
+    if args.fresh and args.data_dir.exists():
+        shutil.rmtree(args.data_dir)
+    configure_logging()  # logs go to stderr: stdout is the ready line and the instructions
+    return asyncio.run(_serve(args, profile))
+
+
+def run_failure(args: argparse.Namespace) -> int:
+    return asyncio.run(_failure(args))
+
+
+async def _failure(args: argparse.Namespace) -> int:
+    kubeconfig = Path(args.data_dir) / "kubeconfig"
+    if not kubeconfig.is_file():
+        print(f"kq dev: no sandbox in {args.data_dir} (start `kq dev` first)", file=sys.stderr)
+        return 2
+    failed = args.action == "fail"
+    target = {"node": args.name} if args.dev_command == "node" else {"pool": args.name}
+    async with await KubeClient.connect(kubeconfig) as client:
+        try:
+            names = await set_failure(client, failed=failed, mode=args.mode, **target)
+        except ApiError as exc:
+            print(f"kq dev: {exc}", file=sys.stderr)
+            return 1
+    if not names:
+        print(f"kq dev: no nodes in pool {args.name}", file=sys.stderr)
+        return 1
+    print(f"{'failed' if failed else 'recovered'}: {', '.join(names)}")
+    return 0
+
+
+async def _sandbox_origin(client: KubeClient) -> datetime:
+    """Where sandbox time resumes: never before the last heartbeat an earlier run wrote."""
+    beats = [datetime.now(UTC)]
+    for node in (await client.list(NODES)).get("items") or ():
+        beat = (condition(node, "Ready") or {}).get("lastHeartbeatTime")
+        if beat:
+            beats.append(parse_rfc3339(str(beat)))
+    return max(beats)
+
+
+def _controller_config() -> KqConfig:
+    """kq's defaults, with its probes and metrics on free local ports beside the sandbox."""
+    return KqConfig(
+        metrics_bind_address="127.0.0.1:0",
+        health=replace(Health(), health_probe_bind_address="127.0.0.1:0"),
+    )
+
+
+async def _ensure_namespace(client: KubeClient, name: str) -> None:
+    try:
+        await client.create(NAMESPACES, {"apiVersion": "v1", "kind": "Namespace",
+                                         "metadata": {"name": name}})  # fmt: skip
+    except ApiError as exc:
+        if not exc.conflict:
+            raise
+
+
+def _instructions(kubeconfig: Path, args: argparse.Namespace, profile: Profile) -> list[str]:
+    data_dir = "" if args.data_dir == DEFAULT_DATA_DIR else f" --data-dir {args.data_dir}"
+    story = _STORY.get(args.profile) if args.profile in BUILTIN else None
+    lines = [f"  export KUBECONFIG={kubeconfig}", "  kubectl get nodes"]
+    if story:
+        lines.append(f"  kubectl apply -f {story}")
+    lines.append("  kubectl get jobsets,jobs,pods")
+    pools = [p.name for p in profile.pools if p.count and not p.queued_provisioning]
+    if pools:
+        lines.append(f"  kq dev pool fail {pools[-1]}{data_dir}")
+    return lines
+
+
+async def _serve(args: argparse.Namespace, profile: Profile) -> int:
+    from kq.crds import builtin_crds
+    from kq.sandbox.apiserver.server import Options, start
+
+    try:
+        running = await start(Options(data_dir=args.data_dir, port=args.port), builtin_crds())
+    except OSError as exc:
+        print(f"kq dev: cannot serve the API on port {args.port}: {exc}", file=sys.stderr)
+        return 1
+    kubeconfig = running.kubeconfig.resolve()
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    client = await KubeClient.connect(kubeconfig)
+    tasks: list[asyncio.Task[object]] = []
+    code = 0
+    try:
+        clock = SandboxClock(args.speed, origin=await _sandbox_origin(client))
+        ready = asyncio.Event()
+        sandbox = asyncio.create_task(run_simulated_cluster(client, profile, clock, ready=ready))
+        tasks.append(sandbox)
+        waiting = asyncio.create_task(ready.wait())
+        await asyncio.wait({sandbox, waiting}, return_when=asyncio.FIRST_COMPLETED)
+        waiting.cancel()
+        if sandbox.done():
+            sandbox.result()  # the simulated cluster could not start: raise its error
+        if args.no_controller:
+            controller_note = "kq controller: not started (--no-controller)"
+        else:
+            config = _controller_config()
+            await _ensure_namespace(client, config.lease_namespace)  # where its Lease lives
+            tasks.append(asyncio.create_task(process.run(config, kubeconfig)))
+            controller_note = "kq controller: running in this process"
+        nodes = len((await client.list(NODES)).get("items") or ())
+        print(f"kq dev ready: profile {profile.name}, {nodes} nodes, speed {args.speed:g}x, "
+              f"API {running.url}, kubeconfig {kubeconfig}", flush=True)  # fmt: skip
+        print(controller_note)
+        print("Try:", *_instructions(kubeconfig, args, profile), sep="\n", flush=True)
+        stopping = asyncio.create_task(stop.wait())
+        done, _ = await asyncio.wait({stopping, *tasks}, return_when=asyncio.FIRST_COMPLETED)
+        stopping.cancel()
+        for task in done - {stopping}:
+            # The controller handles the signals itself when it runs, and returns 0 on them.
+            result = task.result()
+            code = result if isinstance(result, int) else 1
+    finally:
+        for task in tasks:
+            task.cancel()
+        for task in tasks:
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        await client.close()
+        await running.stop()
+    print("kq dev stopped", file=sys.stderr)
+    return code
