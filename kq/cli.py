@@ -8,8 +8,12 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from kq import __version__
+from kq.app import run_command
 from kq.config import ConfigError, KqConfig, load_config
 from kq.plugins import build_plugin_manager, plugin_names
+from kq.sandbox.apiserver.command import configure as configure_apiserver
+from kq.sandbox.demo import configure as configure_demo
+from kq.sandbox.dev import configure as configure_dev
 
 Command = Callable[[argparse.Namespace], int]
 
@@ -25,24 +29,6 @@ def _report_lines(config: KqConfig) -> list[str]:
 def cmd_version(args: argparse.Namespace) -> int:
     print("\n".join(_report_lines(load_config(args.config))))
     return 0
-
-
-def cmd_demo(args: argparse.Namespace) -> int:
-    print(
-        "PLACEHOLDER DEMO: the scripted S1 story (embedded API server, simulated TPU cluster and "
-        "the kq controller) replaces this once the sandbox and job framework land "
-        "(issues 5 and 8). Until then, this shows what is installed:\n"
-    )
-    print("\n".join(_report_lines(KqConfig())))
-    return 0
-
-
-def _not_yet(issue: str) -> Command:
-    def command(args: argparse.Namespace) -> int:
-        print(f"kq {args.command}: not implemented yet (tracked in {issue})", file=sys.stderr)
-        return 2
-
-    return command
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -67,15 +53,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     run.add_argument("--config", type=Path, help="kq configuration file (YAML)")
     run.add_argument("--kubeconfig", type=Path, help="kubeconfig to use instead of in-cluster")
-    from kq.runtime.process import main as run_controller
-
-    run.set_defaults(func=run_controller)
+    run.set_defaults(func=run_command)
 
     dev = commands.add_parser(
         "dev", help="run the embedded API server, a simulated cluster and the controller"
     )
-    from kq.sandbox.dev import configure as configure_dev
-
     configure_dev(dev)
 
     apiserver = commands.add_parser(
@@ -83,13 +65,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     apiserver.add_argument("--data-dir", type=Path, default=Path(".kq/apiserver"))
     apiserver.add_argument("--port", type=int, default=0, help="port (0: any free port)")
-    from kq.sandbox.apiserver.command import configure as configure_apiserver
-
     configure_apiserver(apiserver)
+
     demo = commands.add_parser(
         "demo", help="run a scripted end-to-end scenario on the embedded default, then exit"
     )
-    demo.set_defaults(func=cmd_demo)
+    configure_demo(demo)
     return parser
 
 

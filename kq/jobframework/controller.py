@@ -37,7 +37,7 @@ from kq.config import KqConfig
 from kq.jobframework.interface import GenericJob
 from kq.jobframework.io_facts import Caches, FactSource, JobFrameworkOptions
 from kq.jobframework.io_reconciler import CONTROLLER, Enqueuer, JobKind, JobReconciler, log
-from kq.jobframework.io_resources import PRIORITY_CLASSES, discover
+from kq.jobframework.io_resources import discover
 from kq.jobframework.registry import job_integrations
 from kq.runtime.client import KubeClient
 from kq.runtime.events import EventRecorder
@@ -47,6 +47,7 @@ from kq.runtime.reconciler import Controller
 from kq.runtime.resources import (
     LOCAL_QUEUES,
     NAMESPACES,
+    PRIORITY_CLASSES,
     RESOURCE_FLAVORS,
     WORKLOAD_PRIORITY_CLASSES,
     WORKLOADS,

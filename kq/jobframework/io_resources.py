@@ -12,8 +12,6 @@ from kq.runtime.client import KubeClient
 from kq.runtime.errors import ApiError
 from kq.runtime.resources import Resource
 
-PRIORITY_CLASSES = Resource("scheduling.k8s.io", "v1", "priorityclasses", "PriorityClass", False)
-
 
 async def discover(client: KubeClient, gvk: GroupVersionKind) -> Resource | None:
     """The resource serving ``gvk``, or ``None`` when the group/version or kind is not served."""

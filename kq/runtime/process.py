@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import signal
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import structlog
@@ -67,8 +67,11 @@ def build_manager(client: KubeClient, config: KqConfig) -> Manager:
     return manager
 
 
-Setup = Callable[[Manager], None]
-"""Attaches controllers to the manager (informer handlers, runnables, webhook paths)."""
+Setup = Callable[[Manager, KqConfig], Awaitable[None]]
+"""Attaches controllers to the manager (informer handlers, runnables, webhook paths).
+
+The runtime knows no controller by name; ``kq run`` passes the one that installs kq's.
+"""
 
 
 async def run(config: KqConfig, kubeconfig: Path | None, setup: Setup | None = None) -> int:
@@ -78,7 +81,7 @@ async def run(config: KqConfig, kubeconfig: Path | None, setup: Setup | None = N
     client = await KubeClient.connect(kubeconfig, settings)
     manager = build_manager(client, config)
     if setup is not None:
-        setup(manager)
+        await setup(manager, config)
     app = health.build_app(config.health, manager.not_synced)
     addresses = [config.health.health_probe_bind_address, config.metrics_bind_address]
     runner = await health.serve(app, addresses)
@@ -153,13 +156,13 @@ async def _lead(config: KqConfig, manager: Manager) -> None:
     await LeaderElector(manager.client, settings).run(leading)
 
 
-def main(args: argparse.Namespace) -> int:
+def main(args: argparse.Namespace, setup: Setup | None = None) -> int:
     """``kq run``: validate the configuration first, so a bad file fails before any I/O."""
     config = load_config(args.config)
     configure_logging()
     provider = configure_tracing()
     try:
-        return asyncio.run(run(config, args.kubeconfig))
+        return asyncio.run(run(config, args.kubeconfig, setup))
     finally:
         if provider is not None:
             provider.shutdown()

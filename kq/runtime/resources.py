@@ -49,6 +49,7 @@ PROVISIONING_REQUEST_CONFIGS = Resource(
     KUEUE, "v1beta1", "provisioningrequestconfigs", "ProvisioningRequestConfig", False
 )
 COHORTS = Resource(KUEUE, "v1beta1", "cohorts", "Cohort", False)
+PRIORITY_CLASSES = Resource("scheduling.k8s.io", "v1", "priorityclasses", "PriorityClass", False)
 
 KUEUE_KINDS = (
     RESOURCE_FLAVORS,

@@ -16,7 +16,8 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
-from kq.config import Health, KqConfig
+from kq.app import install_controllers
+from kq.config import Health, KqConfig, Webhook
 from kq.observability.logs import configure_logging
 from kq.runtime import process
 from kq.runtime.client import KubeClient
@@ -26,6 +27,7 @@ from kq.sandbox.cluster.clock import SandboxClock, parse_rfc3339
 from kq.sandbox.cluster.driver import NODES, run_simulated_cluster, set_failure
 from kq.sandbox.cluster.podinfo import condition
 from kq.sandbox.cluster.profiles import BUILTIN, Profile, ProfileError, load_profile
+from kq.sandbox.webhooks import free_loopback_port, register_webhooks, wait_for_ca
 
 DEFAULT_DATA_DIR = Path(".kq/dev")
 _STORY = {
@@ -108,9 +110,15 @@ async def _sandbox_origin(client: KubeClient) -> datetime:
     return max(beats)
 
 
-def _controller_config() -> KqConfig:
-    """kq's defaults, with its probes and metrics on free local ports beside the sandbox."""
+SANDBOX_FRAMEWORKS = ("batch/job", "jobset.x-k8s.io/jobset", "ray.io/rayjob", "kubeflow.org/mpijob")
+
+
+def _controller_config(webhook_port: int, cert_dir: Path) -> KqConfig:
+    """kq's defaults, every job integration on (the stories use JobSets and MPIJobs), the
+    webhooks on a loopback port, and probes and metrics on free local ports."""
     return KqConfig(
+        frameworks=SANDBOX_FRAMEWORKS,
+        webhook=Webhook(port=webhook_port, cert_dir=str(cert_dir)),
         metrics_bind_address="127.0.0.1:0",
         health=replace(Health(), health_probe_bind_address="127.0.0.1:0"),
     )
@@ -168,10 +176,19 @@ async def _serve(args: argparse.Namespace, profile: Profile) -> int:
         if args.no_controller:
             controller_note = "kq controller: not started (--no-controller)"
         else:
-            config = _controller_config()
+            port = free_loopback_port()
+            config = _controller_config(port, args.data_dir / "certs")
             await _ensure_namespace(client, config.lease_namespace)  # where its Lease lives
-            tasks.append(asyncio.create_task(process.run(config, kubeconfig)))
-            controller_note = "kq controller: running in this process"
+            await register_webhooks(client, port)
+            controller = asyncio.create_task(process.run(config, kubeconfig, install_controllers))
+            tasks.append(controller)
+            published = asyncio.create_task(wait_for_ca(client))
+            await asyncio.wait({controller, published}, return_when=asyncio.FIRST_COMPLETED)
+            if controller.done():
+                published.cancel()
+                return controller.result()
+            published.result()
+            controller_note = f"kq controller: running in this process, webhooks on port {port}"
         nodes = len((await client.list(NODES)).get("items") or ())
         print(f"kq dev ready: profile {profile.name}, {nodes} nodes, speed {args.speed:g}x, "
               f"API {running.url}, kubeconfig {kubeconfig}", flush=True)  # fmt: skip

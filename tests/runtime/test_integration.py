@@ -18,7 +18,7 @@ from pathlib import Path
 import aiohttp
 import pytest
 
-from kq.config import parse_config
+from kq.config import KqConfig, parse_config
 from kq.runtime.certs import inject_ca_bundle, provision_from_secret, service_dns_names
 from kq.runtime.client import KubeClient, retry_on_conflict
 from kq.runtime.errors import ApiError
@@ -372,7 +372,7 @@ async def test_kq_run_starts_leader_only_work_and_stops_cleanly_on_sigterm(
             os.kill(os.getpid(), signal.SIGTERM)  # as the kubelet does on a rollout
             await asyncio.Event().wait()
 
-        def setup(manager: Manager) -> None:
+        async def setup(manager: Manager, _: KqConfig) -> None:
             manager.add("admission", admission, leader_only=True)
 
         code = await asyncio.wait_for(run(config, cluster.kubeconfig, setup), 20)

@@ -1,0 +1,1 @@
+"""Controllers that connect the admission core to the API server through kq/runtime."""

@@ -1,0 +1,218 @@
+"""The admission controller: informers feed the core, cycles run on change, decisions are written.
+
+Entry point for the ``kq run`` process::
+
+    async def run_admission(
+        client: KubeClient,
+        *,
+        is_leader: Callable[[], bool] | asyncio.Event | None = None,
+        plugins: AdmissionPlugins | None = None,
+        informers: Mapping[Resource, Informer] | None = None,
+        event_namespace: str = "kq-system",
+    ) -> None
+
+It runs until cancelled. ``is_leader`` gates every write (None: always leading); ``informers``
+lets the process share informers it already runs (missing kinds are started here);
+``event_namespace`` receives the Events about cluster-scoped objects.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable, Mapping
+
+import structlog
+
+from kq.config import PluginsConfig
+from kq.controllers.decisions import DecisionWriter
+from kq.controllers.feed import CoreFeed
+from kq.controllers.queue_status import QueueStatusWriter
+from kq.controllers.writer import WorkloadWriter
+from kq.plugins import build_plugin_manager
+from kq.runtime.client import KubeClient
+from kq.runtime.events import EventRecorder
+from kq.runtime.informer import Informer
+from kq.runtime.resources import (
+    CLUSTER_QUEUES,
+    COHORTS,
+    LOCAL_QUEUES,
+    NAMESPACES,
+    PRIORITY_CLASSES,
+    RESOURCE_FLAVORS,
+    WORKLOAD_PRIORITY_CLASSES,
+    WORKLOADS,
+    Resource,
+)
+from kq.runtime.store import Change
+from kq.scheduler.cycle import CycleResult
+from kq.scheduler.decisions import Admit
+from kq.scheduler.plugins import AdmissionPlugins, load_admission_plugins
+
+log = structlog.get_logger("kq.controllers.admission")
+
+LeaderGate = Callable[[], bool] | asyncio.Event
+
+WATCHED = (
+    NAMESPACES,
+    PRIORITY_CLASSES,
+    WORKLOAD_PRIORITY_CLASSES,
+    RESOURCE_FLAVORS,
+    COHORTS,
+    CLUSTER_QUEUES,
+    LOCAL_QUEUES,
+    WORKLOADS,
+)
+# How often to look whether leadership arrived or was lost while idle.
+LEADER_POLL_S = 0.2
+# Minimum interval between ClusterQueue/LocalQueue status syncs.
+QUEUE_STATUS_PERIOD_S = 0.2
+
+
+def _gate(is_leader: LeaderGate | None) -> Callable[[], bool]:
+    if is_leader is None:
+        return lambda: True
+    if isinstance(is_leader, asyncio.Event):
+        return is_leader.is_set
+    return is_leader
+
+
+class AdmissionController:
+    """Keeps the core fed from informers and writes what each scheduling cycle decides."""
+
+    def __init__(
+        self,
+        client: KubeClient,
+        *,
+        is_leader: LeaderGate | None = None,
+        plugins: AdmissionPlugins | None = None,
+        informers: Mapping[Resource, Informer] | None = None,
+        event_namespace: str = "kq-system",
+    ) -> None:
+        self._is_leader = _gate(is_leader)
+        plugins = plugins or load_admission_plugins(build_plugin_manager(PluginsConfig()))
+        given = dict(informers or {})
+        self._owned = [Informer(client, r) for r in WATCHED if r not in given]
+        self.informers = {**given, **{i.resource: i for i in self._owned}}
+        self._wake = asyncio.Event()
+        self.feed = CoreFeed(plugins, self.informers[WORKLOADS].store.values, self._wake.set)
+        recorder = EventRecorder(client, "kq-admission", event_namespace)
+        self.writer = WorkloadWriter(client, recorder, self._is_leader)
+        self.queue_status = QueueStatusWriter(
+            client,
+            self.feed,
+            self.informers[CLUSTER_QUEUES].store,
+            self.informers[LOCAL_QUEUES].store,
+            self._is_leader,
+        )
+        self.decisions = DecisionWriter(self.feed, self.informers[WORKLOADS].store, self.writer)
+        self._queues_dirty = False
+        self._queues_synced = 0.0
+        handlers: dict[Resource, Callable[[Change], None]] = {
+            NAMESPACES: self.feed.namespace,
+            PRIORITY_CLASSES: self.feed.priority_class,
+            WORKLOAD_PRIORITY_CLASSES: self.feed.workload_priority_class,
+            RESOURCE_FLAVORS: self.feed.resource_flavor,
+            COHORTS: self.feed.cohort,
+            CLUSTER_QUEUES: self.feed.cluster_queue,
+            LOCAL_QUEUES: self.feed.local_queue,
+            WORKLOADS: self.feed.workload,
+        }
+        # Specs before workloads, so the first workloads find their queues.
+        for resource in WATCHED:
+            self.informers[resource].add_handler(handlers[resource])
+
+    async def run(self) -> None:
+        """Until cancelled: informers, then (once all synced) cycles whenever something changed."""
+        tasks = [
+            asyncio.create_task(i.run(), name=f"informer-{i.resource.plural}") for i in self._owned
+        ]
+        try:
+            await asyncio.gather(*(i.wait_synced() for i in self.informers.values()))
+            log.info("admission controller synced")
+            await self._loop()
+        finally:
+            await self.writer.close()
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+
+    async def _loop(self) -> None:
+        leading = False
+        while True:
+            if not self._is_leader():
+                leading = False
+                await asyncio.sleep(LEADER_POLL_S)
+                continue
+            if not leading:
+                leading = True
+                self._wake.set()  # a new term starts from everything the informers hold
+            try:
+                # Bounded, so a lost-then-regained leadership is noticed without an event.
+                await asyncio.wait_for(self._wake.wait(), LEADER_POLL_S)
+            except TimeoutError:
+                await self._sync_queue_status()
+                continue
+            self._wake.clear()
+            self.decisions.forget_deleted()
+            await self.decisions.release_evicted()
+            await self.decisions.write_unqueueable()
+            result = self.feed.scheduler.run_cycle(time.time())
+            await self.decisions.apply(result)
+            self._queues_dirty = True
+            await self._sync_queue_status()
+            if self._untried_heads(result):
+                self._wake.set()
+
+    async def _sync_queue_status(self) -> None:
+        """At most every ``QUEUE_STATUS_PERIOD_S``: a burst of cycles moves counts many times,
+        and only the latest numbers are worth a write."""
+        now = time.monotonic()
+        if self._queues_dirty and now - self._queues_synced >= QUEUE_STATUS_PERIOD_S:
+            self._queues_dirty = False
+            self._queues_synced = now
+            await self.queue_status.sync()
+
+    def _untried_heads(self, result: CycleResult) -> bool:
+        """Whether the next cycle would see a head this one did not.
+
+        A head back in its heap (StrictFIFO, a sticky preemptor) would be popped and decided
+        the same way again, so only a queue whose head left the heap (admitted, parked) and
+        still has workloads waiting is worth another cycle; any other change wakes us anyway.
+        """
+        for decision in result.decisions:
+            cq = (
+                decision.admission.cluster_queue
+                if isinstance(decision, Admit)
+                else decision.cluster_queue
+            )
+            queue = self.feed.queues.queues.get(cq)
+            if queue is None:
+                continue
+            key = decision.key
+            if queue.contains(key) and key not in queue.inadmissible:
+                continue
+            if len(queue) - len(queue.inadmissible) - len(queue.inflight) > 0:
+                return True
+        return False
+
+    # -- decisions -----------------------------------------------------------------------
+
+
+async def run_admission(
+    client: KubeClient,
+    *,
+    is_leader: LeaderGate | None = None,
+    plugins: AdmissionPlugins | None = None,
+    informers: Mapping[Resource, Informer] | None = None,
+    event_namespace: str = "kq-system",
+) -> None:
+    """Run the admission controller until cancelled (see the module docstring)."""
+    controller = AdmissionController(
+        client,
+        is_leader=is_leader,
+        plugins=plugins,
+        informers=informers,
+        event_namespace=event_namespace,
+    )
+    await controller.run()

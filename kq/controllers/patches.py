@@ -1,0 +1,118 @@
+"""Workload status patches computed from the object the informer holds (pure).
+
+A JSON merge patch replaces ``status.conditions`` whole, so every patch carries the full list:
+the current conditions with ours upserted, keeping ``lastTransitionTime`` when the status does
+not change, as ``meta.SetStatusCondition`` does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from kq.api.workload import ADMITTED, EVICTED, PREEMPTED, QUOTA_RESERVED, REQUEUED
+from kq.scheduler.decisions import Admit, Victim
+from kq.workload.status import admitted_status, condition, pending_status, preempted_status
+
+Object = dict[str, Any]
+
+# Evictions after which the workload goes straight back to its queue (Requeued=True).
+_REQUEUE_AT_ONCE = ("Preempted", "NodeFailures")
+
+
+def conditions_of(obj: Mapping[str, Any]) -> list[Object]:
+    return list((obj.get("status") or {}).get("conditions") or ())
+
+
+def find(conditions: Iterable[Mapping[str, Any]], type_: str) -> Mapping[str, Any] | None:
+    return next((c for c in conditions if c.get("type") == type_), None)
+
+
+def is_true(conditions: Iterable[Mapping[str, Any]], type_: str) -> bool:
+    found = find(conditions, type_)
+    return found is not None and found.get("status") == "True"
+
+
+def merge_conditions(current: list[Object], updates: Iterable[Object]) -> list[Object]:
+    out = [dict(c) for c in current]
+    for new in updates:
+        for i, old in enumerate(out):
+            if old.get("type") == new["type"]:
+                merged = {**old, **new}
+                if old.get("status") == new["status"] and old.get("lastTransitionTime"):
+                    merged["lastTransitionTime"] = old["lastTransitionTime"]
+                out[i] = merged
+                break
+        else:
+            out.append(dict(new))
+    return out
+
+
+def admit_patch(obj: Mapping[str, Any], decision: Admit, now: float) -> Object:
+    """``status.admission`` and QuotaReserved (+ Admitted); a past eviction flips to False."""
+    current = conditions_of(obj)
+    status = admitted_status(decision.admission, decision.admission_checks, now)
+    updates: list[Object] = status["conditions"]
+    for type_ in (EVICTED, PREEMPTED):
+        old = find(current, type_)
+        if old is not None and old.get("status") == "True":
+            previously = f"Previously: {old.get('message', '')}"
+            updates.append(condition(type_, False, "QuotaReserved", previously, now))
+    return {
+        "status": {
+            "admission": status["admission"],
+            "conditions": merge_conditions(current, updates),
+        }
+    }
+
+
+def pending_patch(obj: Mapping[str, Any], reason: str, message: str, now: float) -> Object | None:
+    """``QuotaReserved=False`` with the scheduler's words; None when it already says so."""
+    current = conditions_of(obj)
+    old = find(current, QUOTA_RESERVED)
+    if (
+        old is not None
+        and old.get("status") == "False"
+        and old.get("reason") == reason
+        and old.get("message") == message
+    ):
+        return None
+    updates = pending_status(reason, message, now)["conditions"]
+    return {"status": {"conditions": merge_conditions(current, updates)}}
+
+
+def preempt_patch(obj: Mapping[str, Any], victim: Victim, now: float) -> Object | None:
+    """Evicted and Preempted on a victim; None when it is already evicted."""
+    current = conditions_of(obj)
+    if is_true(current, EVICTED):
+        return None
+    updates = preempted_status(victim.reason, victim.message, now)["conditions"]
+    return {"status": {"conditions": merge_conditions(current, updates)}}
+
+
+def needs_release(obj: Mapping[str, Any]) -> bool:
+    """An evicted Workload no job owns still holds quota: nobody else will clear it."""
+    current = conditions_of(obj)
+    return (
+        not (obj.get("metadata") or {}).get("ownerReferences")
+        and is_true(current, EVICTED)
+        and is_true(current, QUOTA_RESERVED)
+    )
+
+
+def release_patch(obj: Mapping[str, Any], now: float) -> Object:
+    """What a job integration writes once its job stopped: reservation gone, requeue state."""
+    current = conditions_of(obj)
+    evicted = find(current, EVICTED) or {}
+    reason = str(evicted.get("reason", ""))
+    message = str(evicted.get("message", ""))
+    updates = [condition(QUOTA_RESERVED, False, "Pending", message, now)]
+    if find(current, ADMITTED) is not None:
+        updates.append(
+            condition(ADMITTED, False, "NoReservation", "The workload has no reservation", now)
+        )
+    if reason in _REQUEUE_AT_ONCE:
+        updates.append(condition(REQUEUED, True, reason, message, now))
+    else:
+        updates.append(condition(REQUEUED, False, reason, message, now))
+    return {"status": {"admission": None, "conditions": merge_conditions(current, updates)}}

@@ -1,0 +1,29 @@
+"""Plugging the admission controller into the ``kq run`` process's Manager."""
+
+from __future__ import annotations
+
+from kq.config import KqConfig
+from kq.controllers.admission import WATCHED, run_admission
+from kq.plugins import build_plugin_manager
+from kq.runtime.manager import Manager
+from kq.scheduler.plugins import load_admission_plugins
+
+
+def register_admission(manager: Manager, config: KqConfig) -> None:
+    """Share the manager's informers and add the controller as a leader-only runnable.
+
+    It starts when this replica is elected and is cancelled when leadership is lost, so it
+    writes only while leading; its handlers replay the informers' stores when it starts.
+    """
+    informers = {resource: manager.informer(resource) for resource in WATCHED}
+    plugins = load_admission_plugins(build_plugin_manager(config.plugins))
+
+    async def start() -> None:
+        await run_admission(
+            manager.client,
+            plugins=plugins,
+            informers=informers,
+            event_namespace=config.namespace,
+        )
+
+    manager.add("admission", start, leader_only=True)

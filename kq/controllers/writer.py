@@ -1,0 +1,70 @@
+"""Workload status writes and their Events, only while this process leads."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from typing import Any
+
+import structlog
+
+from kq.runtime.client import KubeClient
+from kq.runtime.errors import ApiError
+from kq.runtime.events import NORMAL, WARNING, EventRecorder
+from kq.runtime.resources import WORKLOADS
+
+log = structlog.get_logger("kq.controllers.writer")
+
+Object = dict[str, Any]
+
+
+class WorkloadWriter:
+    """Merge patches on ``workloads/status`` guarded by the object's resourceVersion.
+
+    The guard turns a decision made on a stale view into a 409 instead of overwriting a write
+    we have not seen yet (a job finishing, a user's edit); the informer then brings the newer
+    object and the next cycle decides again.
+    """
+
+    def __init__(
+        self, client: KubeClient, recorder: EventRecorder, is_leader: Callable[[], bool]
+    ) -> None:
+        self._client = client
+        self._recorder = recorder
+        self._is_leader = is_leader
+        self.writes = 0
+        self._events: set[asyncio.Task[None]] = set()
+
+    async def patch_status(self, obj: Object, patch: Object) -> Object | None:
+        """The updated object, or None when not leading or the server refused."""
+        if not self._is_leader():
+            return None
+        meta = obj["metadata"]
+        self.writes += 1
+        try:
+            return await self._client.merge_patch(
+                WORKLOADS,
+                meta["name"],
+                patch,
+                namespace=meta.get("namespace"),
+                resource_version=meta.get("resourceVersion"),
+                subresource="status",
+            )
+        except ApiError as exc:
+            log.info("workload status not written", workload=meta["name"], error=str(exc))
+            return None
+
+    def event(self, obj: Object, reason: str, message: str, warning: bool = False) -> None:
+        """Posted in the background: an Event must not hold up the next admission."""
+        if not self._is_leader():
+            return
+        kind = WARNING if warning else NORMAL
+        task = asyncio.create_task(self._recorder.record(obj, kind, reason, message))
+        self._events.add(task)
+        task.add_done_callback(self._events.discard)
+
+    async def close(self) -> None:
+        """Drop Events still in flight (the process is stopping or lost leadership)."""
+        for task in self._events:
+            task.cancel()
+        await asyncio.gather(*self._events, return_exceptions=True)

@@ -1,0 +1,108 @@
+"""kq's admission webhooks registered in the sandbox by URL, as Kueue's manifests register them
+by Service in a cluster; the controller publishes its CA into them once it serves."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+from typing import Any
+
+from kq.runtime.client import KubeClient
+from kq.runtime.errors import ApiError
+from kq.runtime.resources import MUTATING_WEBHOOKS, VALIDATING_WEBHOOKS, Resource
+from kq.webhooks.routes import MUTATE_JOBS, VALIDATE_JOBS, VALIDATE_KUEUE
+
+JOB_RESOURCES = (
+    ("batch", "v1", "jobs"),
+    ("jobset.x-k8s.io", "v1alpha2", "jobsets"),
+    ("ray.io", "v1", "rayjobs"),
+    ("kubeflow.org", "v2beta1", "mpijobs"),
+)
+CA_WAIT_S = 30.0
+
+
+def free_loopback_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+def _webhook(
+    name: str, url: str, operations: list[str], resources: tuple[tuple[str, str, str], ...]
+) -> dict[str, Any]:
+    return {
+        "name": name,
+        "clientConfig": {"url": url},
+        "rules": [
+            {
+                "apiGroups": [group],
+                "apiVersions": [version],
+                "resources": [plural],
+                "operations": operations,
+            }
+            for group, version, plural in resources
+        ],
+        # A job created while kq cannot suspend it would run unqueued: refuse instead.
+        "failurePolicy": "Fail",
+        "sideEffects": "None",
+        "admissionReviewVersions": ["v1"],
+        "timeoutSeconds": 10,
+    }
+
+
+def webhook_configurations(port: int) -> list[tuple[Resource, dict[str, Any]]]:
+    """The mutating and validating configurations, named as ``kq run`` publishes its CA."""
+    base = f"https://127.0.0.1:{port}"
+    mutating = {
+        "apiVersion": "admissionregistration.k8s.io/v1",
+        "kind": "MutatingWebhookConfiguration",
+        "metadata": {"name": "kueue-mutating-webhook-configuration"},
+        "webhooks": [
+            _webhook("mjobs.kueue.x-k8s.io", base + MUTATE_JOBS, ["CREATE"], JOB_RESOURCES)
+        ],
+    }
+    validating = {
+        "apiVersion": "admissionregistration.k8s.io/v1",
+        "kind": "ValidatingWebhookConfiguration",
+        "metadata": {"name": "kueue-validating-webhook-configuration"},
+        "webhooks": [
+            _webhook(
+                "vjobs.kueue.x-k8s.io", base + VALIDATE_JOBS, ["CREATE", "UPDATE"], JOB_RESOURCES
+            ),
+            _webhook(
+                "vclusterqueue.kueue.x-k8s.io",
+                base + VALIDATE_KUEUE,
+                ["CREATE", "UPDATE"],
+                (("kueue.x-k8s.io", "v1beta1", "clusterqueues"),),
+            ),
+        ],
+    }
+    return [(MUTATING_WEBHOOKS, mutating), (VALIDATING_WEBHOOKS, validating)]
+
+
+async def register_webhooks(client: KubeClient, port: int) -> None:
+    """Create or replace both configurations (a restarted sandbox serves on a new port)."""
+    for resource, body in webhook_configurations(port):
+        name = body["metadata"]["name"]
+        try:
+            await client.delete(resource, name)
+        except ApiError as exc:
+            if exc.status != 404:
+                raise
+        await client.create(resource, body)
+
+
+async def wait_for_ca(client: KubeClient) -> None:
+    """Until the controller has published its CA into every webhook (it then serves TLS)."""
+    async with asyncio.timeout(CA_WAIT_S):
+        while True:
+            published = True
+            for resource, body in webhook_configurations(0):
+                live = await client.get(resource, body["metadata"]["name"])
+                published &= all(
+                    w.get("clientConfig", {}).get("caBundle") for w in live.get("webhooks") or ()
+                )
+            if published:
+                return
+            await asyncio.sleep(0.2)
