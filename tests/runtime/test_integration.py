@@ -145,6 +145,8 @@ def kq_run(
     config.write_text(
         f"namespace: {ns}\nleaderElection:\n{election}\n"
         f"health:\n  healthProbeBindAddress: 127.0.0.1:{port}\nmetrics:\n  bindAddress: ''\n"
+        # Replicas share this host here, not a pod network: each needs its own webhook port.
+        f"webhook:\n  port: {free_port()}\n  certDir: {workdir / name / 'certs'}\n"
     )
     with (workdir / f"{name}.log").open("wb") as log:
         process = subprocess.Popen(
