@@ -10,11 +10,12 @@ import os
 import re
 import subprocess
 import sys
-import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+
+from kq.sandbox.readyline import stop, wait_for_kubeconfig
 
 REPO = Path(__file__).resolve().parent.parent
 READY_TIMEOUT_S = 30.0
@@ -65,27 +66,7 @@ def embedded_apiserver(data_dir: Path, extra_args: Sequence[str] = ()) -> Iterat
             cwd=REPO,
         )
     try:
-        kubeconfig = _wait_ready(process, log_path)
+        kubeconfig = wait_for_kubeconfig(process, log_path, READY_TIMEOUT_S)
         yield Cluster("embedded", kubeconfig, _server_from_kubeconfig(kubeconfig))
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-
-
-def _wait_ready(process: subprocess.Popen[str], log_path: Path) -> Path:
-    assert process.stdout is not None
-    deadline = time.monotonic() + READY_TIMEOUT_S
-    while time.monotonic() < deadline:
-        line = process.stdout.readline()
-        if not line:
-            break
-        if "ready" in line:
-            paths = [word for word in line.split() if word.endswith("kubeconfig")]
-            if paths:
-                return Path(paths[-1])
-    process.kill()
-    raise RuntimeError(f"kq apiserver did not become ready:\n{log_path.read_text()[-4000:]}")
+        stop(process)

@@ -23,6 +23,8 @@ from typing import Any
 
 import yaml
 
+from kq.sandbox.readyline import NotReady, stop, wait_for_kubeconfig
+
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "s1"
 STEP_TIMEOUT_S = 60.0
 READY_TIMEOUT_S = 60.0
@@ -68,7 +70,7 @@ def _sandbox(workdir: Path, speed: float) -> Iterator[Kubectl]:
         stdout=subprocess.PIPE, stderr=log, text=True,
     )  # fmt: skip
     try:
-        kubeconfig = _wait_ready(process, workdir / "kq-dev.log")
+        kubeconfig = wait_for_kubeconfig(process, workdir / "kq-dev.log", READY_TIMEOUT_S)
         env = {**os.environ, "KUBECONFIG": str(kubeconfig),
                "KUBECACHEDIR": str(workdir / "kubectl-cache")}  # fmt: skip
 
@@ -82,25 +84,11 @@ def _sandbox(workdir: Path, speed: float) -> Iterator[Kubectl]:
         print(f"Embedded cluster ready (profile s1: 3 TPU v5e slices of 8 chips, {speed:g}x time)")
         print(f"  export KUBECONFIG={kubeconfig}\n")
         yield kubectl
+    except NotReady as exc:
+        raise DemoError(str(exc)) from None
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            process.kill()
+        stop(process, timeout=15)
         log.close()
-
-
-def _wait_ready(process: subprocess.Popen[str], log_path: Path) -> Path:
-    assert process.stdout is not None
-    deadline = time.monotonic() + READY_TIMEOUT_S
-    while time.monotonic() < deadline:
-        line = process.stdout.readline()
-        if not line:
-            break
-        if "ready" in line and "kubeconfig" in line:
-            return Path(line.split()[-1])
-    raise DemoError(f"kq dev did not start:\n{log_path.read_text()[-3000:]}")
 
 
 def _show(kubectl: Kubectl, title: str, *args: str) -> None:

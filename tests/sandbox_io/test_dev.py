@@ -17,6 +17,7 @@ from typing import Any, TypeVar
 import pytest
 import yaml
 
+from kq.sandbox.readyline import wait_for_kubeconfig
 from tests.harness import REPO
 
 SPEED = 60
@@ -70,7 +71,8 @@ def running_dev(work: Path, *extra: str) -> Iterator[Dev]:
             stdout=subprocess.PIPE, stderr=log, text=True, cwd=REPO,
         )  # fmt: skip
         try:
-            yield Dev(data_dir, _wait_ready(process, log_path), work / "kubectl-cache")
+            kubeconfig = wait_for_kubeconfig(process, log_path, READY_TIMEOUT_S)
+            yield Dev(data_dir, kubeconfig, work / "kubectl-cache")
         finally:
             process.terminate()
             try:
@@ -85,19 +87,6 @@ def running_dev(work: Path, *extra: str) -> Iterator[Dev]:
 def dev(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Dev]:
     with running_dev(tmp_path_factory.mktemp("kq-dev"), "--fresh") as handle:
         yield handle
-
-
-def _wait_ready(process: subprocess.Popen[str], log: Path) -> Path:
-    assert process.stdout is not None
-    deadline = time.monotonic() + READY_TIMEOUT_S
-    while time.monotonic() < deadline:
-        line = process.stdout.readline()
-        if not line:
-            break
-        if "ready" in line:
-            return Path(line.split()[-1])
-    process.kill()
-    raise AssertionError(f"kq dev did not become ready:\n{log.read_text()[-4000:]}")
 
 
 def _until(check: Callable[[], T | None], timeout: float = 30.0, what: str = "") -> T:
