@@ -6,7 +6,6 @@ from typing import Final
 
 QUEUE_NAME_KEY: Final = "kueue.x-k8s.io/queue-name"
 """A label upstream; kq also honours the annotation of the same key that Kueue v0.15 removed."""
-PRIORITY_CLASS_LABEL: Final = "kueue.x-k8s.io/priority-class"
 MAX_EXEC_TIME_LABEL: Final = "kueue.x-k8s.io/max-exec-time-seconds"
 JOB_UID_LABEL: Final = "kueue.x-k8s.io/job-uid"
 PROVREQ_ANNOTATION_PREFIX: Final = "provreq.kueue.x-k8s.io/"
@@ -17,8 +16,6 @@ POD_SET_LABEL: Final = "kueue.x-k8s.io/podset"
 LOCAL_QUEUE_LABEL: Final = "kueue.x-k8s.io/local-queue-name"
 CLUSTER_QUEUE_LABEL: Final = "kueue.x-k8s.io/cluster-queue-name"
 
-WORKLOAD_PRIORITY_CLASS_SOURCE: Final = "kueue.x-k8s.io/workloadpriorityclass"
-POD_PRIORITY_CLASS_SOURCE: Final = "scheduling.k8s.io/priorityclass"
 
 MAX_POD_SETS: Final = 18
 

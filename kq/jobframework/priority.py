@@ -13,13 +13,12 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from kq.jobframework.constants import (
+from kq.api.priority import (
     POD_PRIORITY_CLASS_SOURCE,
     PRIORITY_CLASS_LABEL,
-    REASON_PRIORITY_CLASS_NOT_FOUND,
-    REASON_WPC_NOT_FOUND,
     WORKLOAD_PRIORITY_CLASS_SOURCE,
 )
+from kq.jobframework.constants import REASON_PRIORITY_CLASS_NOT_FOUND, REASON_WPC_NOT_FOUND
 from kq.jobframework.interface import GenericJob, Job, JobWithPriorityClass
 from kq.jobframework.objects import labels
 from kq.jobframework.podset import PodSet

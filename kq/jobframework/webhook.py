@@ -6,10 +6,10 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+from kq.api.priority import PRIORITY_CLASS_LABEL
 from kq.jobframework.constants import (
     DEFAULT_LOCAL_QUEUE,
     MAX_EXEC_TIME_LABEL,
-    PRIORITY_CLASS_LABEL,
     QUEUE_NAME_KEY,
 )
 from kq.jobframework.interface import FieldError, GenericJob, Job, JobWithCustomValidation

@@ -7,11 +7,8 @@ from kq.api.cohort import Cohort, parse_cohort
 from kq.api.invalid import Invalid
 from kq.api.localqueue import parse_local_queue
 from kq.api.priority import (
-    PriorityClassInfo,
-    ResolvedPriority,
     WorkloadPriorityClass,
     parse_workload_priority_class,
-    resolve_priority,
 )
 from kq.api.quotas import ResourceQuota
 from kq.api.selectors import parse_node_constraints
@@ -105,28 +102,6 @@ def test_workload_with_two_min_counts_is_invalid() -> None:
     )
     assert isinstance(result, Invalid)
     assert "at most one podSet" in result.message
-
-
-def test_priority_resolution_order() -> None:
-    wpcs = {"high": WorkloadPriorityClass("high", 1000)}
-    pcs = {
-        "low-priority": PriorityClassInfo("low-priority", 100),
-        "default": PriorityClassInfo("default", 7, global_default=True),
-    }
-    label = {"kueue.x-k8s.io/priority-class": "high"}
-    assert resolve_priority(label, ["low-priority"], wpcs, pcs) == ResolvedPriority(
-        1000, "high", "kueue.x-k8s.io/workloadpriorityclass"
-    )
-    assert resolve_priority({}, [None, "low-priority"], wpcs, pcs) == ResolvedPriority(
-        100, "low-priority", "scheduling.k8s.io/priorityclass"
-    )
-    assert resolve_priority({}, [None], wpcs, pcs) == ResolvedPriority(
-        7, "default", "scheduling.k8s.io/priorityclass"
-    )
-    assert resolve_priority({}, [], {}, {}) == ResolvedPriority(0)
-    missing = resolve_priority({"kueue.x-k8s.io/priority-class": "nope"}, [], wpcs, pcs)
-    assert isinstance(missing, Invalid)
-    assert missing.reason == "WorkloadPriorityClassNotFound"
 
 
 def test_workload_priority_class_needs_a_value() -> None:
