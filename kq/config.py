@@ -88,6 +88,8 @@ class Health:
 class Webhook:
     port: int = 9443
     cert_dir: str = "/tmp/k8s-webhook-server/serving-certs"
+    host: str = ""
+    """Address to listen on; empty means every interface, as in Kueue."""
 
 
 @dataclass(frozen=True)
@@ -381,7 +383,11 @@ def parse_config(document: object) -> KqConfig:
             readiness_endpoint_name=health.text("readinessEndpointName", "readyz"),
             liveness_endpoint_name=health.text("livenessEndpointName", "healthz"),
         ),
-        webhook=Webhook(port=port, cert_dir=webhook.text("certDir", Webhook().cert_dir)),
+        webhook=Webhook(
+            port=port,
+            cert_dir=webhook.text("certDir", Webhook().cert_dir),
+            host=webhook.text("host", ""),
+        ),
         feature_gates=dict(gates),
         plugins=_plugins(document.get("plugins")),
     )

@@ -76,6 +76,7 @@ health:
   healthProbeBindAddress: :8081
 webhook:
   port: 9443
+  host: 127.0.0.1
 featureGates:
   PartialAdmission: true
 plugins:
@@ -105,6 +106,7 @@ def test_a_kueue_configuration_is_read(tmp_path: Path) -> None:
     assert config.lease_namespace == "kq-system"
     assert config.metrics_bind_address == "127.0.0.1:9090"
     assert config.feature_gates == {"PartialAdmission": True}
+    assert (config.webhook.port, config.webhook.host) == (9443, "127.0.0.1")
     assert config.plugins.disabled == ("x",)
 
 

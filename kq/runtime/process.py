@@ -59,7 +59,11 @@ def build_manager(client: KubeClient, config: KqConfig) -> Manager:
         await provision_from_secret(client, config.namespace, WEBHOOK_SECRET, cert_dir, names)
 
     webhook = WebhookServer(
-        config.webhook.port, cert_dir, provision=provision, publish_ca=publish_ca
+        config.webhook.port,
+        cert_dir,
+        host=config.webhook.host or None,
+        provision=provision,
+        publish_ca=publish_ca,
     )
     manager = Manager(client, webhook)
     for resource in (*KUEUE_KINDS, NAMESPACES):

@@ -118,7 +118,7 @@ def _controller_config(webhook_port: int, cert_dir: Path) -> KqConfig:
     webhooks on a loopback port, and probes and metrics on free local ports."""
     return KqConfig(
         frameworks=SANDBOX_FRAMEWORKS,
-        webhook=Webhook(port=webhook_port, cert_dir=str(cert_dir)),
+        webhook=Webhook(port=webhook_port, cert_dir=str(cert_dir), host="127.0.0.1"),
         metrics_bind_address="127.0.0.1:0",
         health=replace(Health(), health_probe_bind_address="127.0.0.1:0"),
     )
