@@ -149,7 +149,10 @@ class AdmissionController:
                 self._wake.set()  # a new term starts from everything the informers hold
             try:
                 # Bounded, so a lost-then-regained leadership is noticed without an event.
-                await asyncio.wait_for(self._wake.wait(), LEADER_POLL_S)
+                # asyncio.timeout, not wait_for: on Python 3.11 wait_for drops a cancel that
+                # arrives as the event is set, and the controller would never stop.
+                async with asyncio.timeout(LEADER_POLL_S):
+                    await self._wake.wait()
             except TimeoutError:
                 await self._sync_queue_status()
                 continue

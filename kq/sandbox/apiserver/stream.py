@@ -99,9 +99,9 @@ class WatchStream:
                     await self.response.write(self._bookmark())
                 return
             try:
-                first = await asyncio.wait_for(
-                    self.sub.queue.get(), min(remaining, self.bookmark_interval)
-                )
+                # Not wait_for: on Python 3.11 it can drop the cancel of a disconnected watch.
+                async with asyncio.timeout(min(remaining, self.bookmark_interval)):
+                    first = await self.sub.queue.get()
             except TimeoutError:
                 if self.bookmarks and time.monotonic() < deadline:
                     await self.response.write(self._bookmark())
