@@ -1,10 +1,10 @@
-"""ray.io v1 RayJob: a Ray cluster plus an entrypoint, to the depth admission needs."""
+"""ray.io v1 RayJob and RayCluster: a Ray cluster plus an entrypoint, as deep as admission needs."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from kq.crds.core import pod_template_spec
+from kq.crds.core import conditions, pod_template_spec
 from kq.crds.schema import (
     PrinterColumn,
     Version,
@@ -131,6 +131,40 @@ def rayjob() -> dict[str, Any]:
     )
 
 
+def raycluster() -> dict[str, Any]:
+    """RayCluster v1: what a RayJob runs on; the sandbox creates one per RayJob."""
+    status = obj(
+        {
+            "state": string(description="ready, failed or suspended (deprecated upstream)."),
+            "reason": string(),
+            "desiredWorkerReplicas": integer(),
+            "availableWorkerReplicas": integer(),
+            "readyWorkerReplicas": integer(),
+            "minWorkerReplicas": integer(),
+            "maxWorkerReplicas": integer(),
+            "head": obj({"podName": string(), "podIP": string(), "serviceIP": string()}),
+            "conditions": conditions(description="HeadPodReady, RayClusterProvisioned, ..."),
+            "lastUpdateTime": date_time(),
+            "observedGeneration": integer(fmt="int64"),
+        },
+        preserve_unknown=True,
+    )
+    columns = (
+        PrinterColumn("desired workers", "integer", ".status.desiredWorkerReplicas"),
+        PrinterColumn("available workers", "integer", ".status.availableWorkerReplicas"),
+        PrinterColumn("status", "string", ".status.state"),
+        PrinterColumn("age", "date", ".metadata.creationTimestamp"),
+    )
+    return crd(
+        group=GROUP,
+        kind="RayCluster",
+        plural="rayclusters",
+        namespaced=True,
+        versions=[Version("v1", _ray_cluster_spec(), status, printer_columns=columns)],
+        categories=("all",),
+    )
+
+
 def crds() -> list[dict[str, Any]]:
     """Every ray.io CRD kq serves."""
-    return [rayjob()]
+    return [rayjob(), raycluster()]

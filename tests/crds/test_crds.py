@@ -54,6 +54,7 @@ def test_builtin_crds_lists_every_kind_once_in_a_stable_order() -> None:
         "Topology",
         "JobSet",
         "RayJob",
+        "RayCluster",
         "MPIJob",
         "ProvisioningRequest",
     }
@@ -108,6 +109,7 @@ def test_every_crd_is_a_well_formed_structural_crd(crd: dict[str, Any]) -> None:
         ("Topology", "kueue.x-k8s.io", ["v1beta1"], "Cluster", ["topo"]),
         ("JobSet", "jobset.x-k8s.io", ["v1alpha2"], "Namespaced", []),
         ("RayJob", "ray.io", ["v1"], "Namespaced", []),
+        ("RayCluster", "ray.io", ["v1"], "Namespaced", []),
         ("MPIJob", "kubeflow.org", ["v2beta1"], "Namespaced", []),
         (
             "ProvisioningRequest",

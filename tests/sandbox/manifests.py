@@ -69,3 +69,53 @@ def s2_jobset(name: str) -> dict[str, Any]:
         "cloud.google.com/gke-tpu-topology": "4x4",
     }
     return obj
+
+
+def rayjob(name: str, *, suspend: bool = False, sleep: int = 60) -> dict[str, Any]:
+    """A RayJob as Kueue's docs write one: a head, a worker group of 2, shut down when done."""
+    container = {"name": "ray", "image": "rayproject/ray:2.9.0",
+                 "resources": {"requests": {"cpu": "1", "memory": "1Gi"}}}  # fmt: skip
+    return {
+        "apiVersion": "ray.io/v1",
+        "kind": "RayJob",
+        "metadata": {"name": name, "labels": {"kueue.x-k8s.io/queue-name": "user-queue"}},
+        "spec": {
+            "entrypoint": f"python -c 'import ray; ray.init()' && sleep {sleep}",
+            "shutdownAfterJobFinishes": True,
+            "suspend": suspend,
+            "rayClusterSpec": {
+                "rayVersion": "2.9.0",
+                "headGroupSpec": {"rayStartParams": {},
+                                  "template": {"spec": {"containers": [dict(container)]}}},
+                "workerGroupSpecs": [{
+                    "groupName": "small-group", "replicas": 2, "minReplicas": 1,
+                    "maxReplicas": 5, "rayStartParams": {},
+                    "template": {"spec": {"containers": [dict(container)]}},
+                }],
+            },
+        },
+    }  # fmt: skip
+
+
+def mpijob(name: str, *, workers: int = 2, suspend: bool = False) -> dict[str, Any]:
+    """An MPIJob like examples/s4's: a launcher running mpirun for 60 s, sshd workers."""
+    requests = {"requests": {"cpu": "1", "memory": "1Gi"}}
+    command = f"mpirun -n {workers} /home/mpiuser/pi; sleep 60"
+    return {
+        "apiVersion": "kubeflow.org/v2beta1",
+        "kind": "MPIJob",
+        "metadata": {"name": name, "labels": {"kueue.x-k8s.io/queue-name": "user-queue"}},
+        "spec": {
+            "slotsPerWorker": 1,
+            "runPolicy": {"cleanPodPolicy": "Running", "suspend": suspend},
+            "mpiReplicaSpecs": {
+                "Launcher": {"replicas": 1, "template": {"spec": {"containers": [
+                    {"name": "launcher", "image": "mpioperator/mpi-pi:openmpi",
+                     "command": ["sh", "-c", command],
+                     "resources": requests}]}}},
+                "Worker": {"replicas": workers, "template": {"spec": {"containers": [
+                    {"name": "worker", "image": "mpioperator/mpi-pi:openmpi",
+                     "resources": requests}]}}},
+            },
+        },
+    }  # fmt: skip

@@ -18,10 +18,13 @@ from kq.sandbox.cluster.clock import ManualClock, rfc3339
 from kq.sandbox.cluster.job_controller import deadline, reconcile_job, release_orphans
 from kq.sandbox.cluster.jobset_controller import reconcile_jobset
 from kq.sandbox.cluster.kubelet import next_wakeup, reconcile_pods
+from kq.sandbox.cluster.mpijob_controller import reconcile_mpijob
 from kq.sandbox.cluster.node_lifecycle import reconcile_nodes
 from kq.sandbox.cluster.profiles import Profile
 from kq.sandbox.cluster.provisioning import next_wakeup as provisioning_wakeup
 from kq.sandbox.cluster.provisioning import reconcile_provisioning
+from kq.sandbox.cluster.raycluster_controller import reconcile_raycluster
+from kq.sandbox.cluster.rayjob_controller import reconcile_rayjob, shutdown_at
 from kq.sandbox.cluster.scheduling import schedule
 
 FOREGROUND = "foregroundDeletion"
@@ -196,6 +199,15 @@ class World:
         changed += self.apply(release_orphans(self.of_kind("Pod"), self.of_kind("Job")))
         for jobset in self.of_kind("JobSet"):
             changed += self.apply(reconcile_jobset(jobset, self.of_kind("Job"), now()))
+        for rayjob in self.of_kind("RayJob"):
+            changed += self.apply(
+                reconcile_rayjob(rayjob, self.of_kind("RayCluster"), self.of_kind("Job"), now())
+            )
+        for cluster in self.of_kind("RayCluster"):
+            changed += self.apply(reconcile_raycluster(cluster, self.of_kind("Pod"), now()))
+        for mpijob in self.of_kind("MPIJob"):
+            changed += self.apply(reconcile_mpijob(mpijob, self.of_kind("Job"), self.of_kind("Pod"),
+                                                   self.of_kind("ConfigMap"), now()))  # fmt: skip
         return changed + self.collect_garbage()
 
     def settle(self, max_rounds: int = 200) -> None:
@@ -210,9 +222,11 @@ class World:
         now = self.clock.now()
         moments = [next_wakeup(self.of_kind("Pod"))]
         moments += [deadline(job) for job in self.of_kind("Job")]
+        moments += [shutdown_at(rayjob) for rayjob in self.of_kind("RayJob")]
         if self.profile is not None:
             moments.append(provisioning_wakeup(self.of_kind("ProvisioningRequest"), now))
-        return min((m for m in moments if m is not None), default=None)
+        # A moment already past was acted on by the settled round (a RayJob's shutdown).
+        return min((m for m in moments if m is not None and m > now), default=None)
 
     def run(self, until: Callable[[World], bool], max_seconds: float = 3600.0) -> None:
         """Settle, then jump the clock to the next pod deadline, until ``until`` holds."""

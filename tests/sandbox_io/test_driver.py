@@ -3,20 +3,27 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
+from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from kq.runtime.client import KubeClient
 from kq.runtime.resources import EVENTS, JOBS, NAMESPACES, PODS, Resource
-from kq.sandbox.cluster.clock import SandboxClock
+from kq.sandbox.cluster.clock import SandboxClock, parse_rfc3339
 from kq.sandbox.cluster.driver import (
+    CONFIGMAPS,
     JOBSETS,
+    MPIJOBS,
     NODES,
     POD_TEMPLATES,
+    RAYCLUSTERS,
+    RAYJOBS,
     Settings,
     run_simulated_cluster,
     set_failure,
@@ -24,7 +31,7 @@ from kq.sandbox.cluster.driver import (
 from kq.sandbox.cluster.nodes import PROVISIONING_REQUEST_ANNOTATION
 from kq.sandbox.cluster.profiles import load_profile
 from tests.harness import Cluster
-from tests.sandbox.manifests import s1_jobset
+from tests.sandbox.manifests import mpijob, rayjob, s1_jobset
 
 SPEED = 60.0
 POOL = "cloud.google.com/gke-nodepool"
@@ -227,3 +234,175 @@ async def test_queued_provisioning_books_nodes_for_the_request(
         await _eventually(lambda: _condition(client, requests, "req", ns, "BookingExpired"))
     pod = await client.get(PODS, "train", ns)
     assert pod["spec"]["nodeName"] == booked[0]["metadata"]["name"]
+
+
+SPOT = {"cloud.google.com/gke-spot": "true"}
+SPOT_TOLERATION = {"key": "spot", "operator": "Equal", "value": "true", "effect": "NoSchedule"}
+
+
+async def _deployment(client: KubeClient, name: str, ns: str, state: str) -> bool:
+    rayjob = await client.get(RAYJOBS, name, ns)
+    return bool((rayjob.get("status") or {}).get("jobDeploymentStatus") == state)
+
+
+async def _pods(client: KubeClient, ns: str) -> list[dict[str, Any]]:
+    return list((await client.list(PODS, namespace=ns))["items"])
+
+
+async def test_rayjob_runs_to_completion_and_shuts_its_cluster_down(
+    client: KubeClient, cluster: Cluster
+) -> None:
+    async with simulated(client, cluster.backend, "s4") as ns:
+        body = rayjob("train")
+        await client.create(RAYJOBS, {**body, "metadata": {**body["metadata"], "namespace": ns}})
+        await _eventually(lambda: _deployment(client, "train", ns, "Running"))
+        status = (await client.get(RAYJOBS, "train", ns))["status"]
+        ray_cluster = await client.get(RAYCLUSTERS, status["rayClusterName"], ns)
+        assert ray_cluster["status"]["state"] == "ready"
+        types = sorted(p["metadata"]["labels"].get("ray.io/node-type", "submitter")
+                       for p in await _pods(client, ns))  # fmt: skip
+        assert types[:1] + types[-2:] == ["head", "worker", "worker"]
+        await _eventually(lambda: _deployment(client, "train", ns, "Complete"))
+
+        async def cluster_gone() -> bool:
+            names = [c["metadata"]["name"] for c in
+                     (await client.list(RAYCLUSTERS, namespace=ns))["items"]]  # fmt: skip
+            ray_pods = [p for p in await _pods(client, ns)
+                        if "ray.io/cluster" in p["metadata"]["labels"]]  # fmt: skip
+            return not names and not ray_pods
+
+        await _eventually(cluster_gone)
+        status = (await client.get(RAYJOBS, "train", ns))["status"]
+    assert status["jobStatus"] == "SUCCEEDED"
+    assert status["startTime"] <= status["endTime"]
+    submitter = await client.get(JOBS, "train", ns)
+    assert _true(submitter, "Complete")
+
+
+async def test_rayjob_suspend_and_resume_follow_the_edited_templates(
+    client: KubeClient, cluster: Cluster
+) -> None:
+    async with simulated(client, cluster.backend, "s4") as ns:
+        body = rayjob("train", suspend=True, sleep=600)
+        await client.create(RAYJOBS, {**body, "metadata": {**body["metadata"], "namespace": ns}})
+        await _eventually(lambda: _deployment(client, "train", ns, "Suspended"))
+        spec = (await client.get(RAYJOBS, "train", ns))["spec"]
+        cluster_spec = spec["rayClusterSpec"]
+        for template in [cluster_spec["headGroupSpec"]["template"],
+                         *(g["template"] for g in cluster_spec["workerGroupSpecs"])]:  # fmt: skip
+            template["spec"].update(nodeSelector=SPOT, tolerations=[SPOT_TOLERATION])
+        await client.merge_patch(RAYJOBS, "train", {"spec": {
+            "suspend": False, "rayClusterSpec": cluster_spec}}, namespace=ns)  # fmt: skip
+        await _eventually(lambda: _deployment(client, "train", ns, "Running"))
+        pods = await _pods(client, ns)
+        nodes = {n["metadata"]["name"]: n["metadata"]["labels"][POOL]
+                 for n in (await client.list(NODES))["items"]}  # fmt: skip
+        ray_pods = [p for p in pods if "ray.io/cluster" in p["metadata"]["labels"]]
+        assert len(ray_pods) == 3
+        assert {nodes[p["spec"]["nodeName"]] for p in ray_pods} == {"spot-pool"}
+
+        await client.merge_patch(RAYJOBS, "train", {"spec": {"suspend": True}}, namespace=ns)
+        await _eventually(lambda: _deployment(client, "train", ns, "Suspended"))
+        assert (await client.list(RAYCLUSTERS, namespace=ns))["items"] == []
+
+        async def no_pods() -> bool:
+            return not await _pods(client, ns)
+
+        await _eventually(no_pods)
+
+
+async def test_mpijob_runs_to_completion(client: KubeClient, cluster: Cluster) -> None:
+    async with simulated(client, cluster.backend, "s4") as ns:
+        body = mpijob("pi", workers=2)
+        await client.create(MPIJOBS, {**body, "metadata": {**body["metadata"], "namespace": ns}})
+        await _eventually(lambda: _condition(client, MPIJOBS, "pi", ns, "Running"))
+        config = await client.get(CONFIGMAPS, "pi-config", ns)
+        assert config["data"]["hostfile"].count("slots=1") == 2
+        await _eventually(lambda: _condition(client, MPIJOBS, "pi", ns, "Succeeded"))
+
+        async def workers_gone() -> bool:
+            return all(p["metadata"]["labels"].get("training.kubeflow.org/job-role") != "worker"
+                       for p in await _pods(client, ns))  # fmt: skip
+
+        await _eventually(workers_gone)
+        job = await client.get(MPIJOBS, "pi", ns)
+    assert job["status"]["replicaStatuses"]["Launcher"]["succeeded"] == 1
+    assert job["status"]["completionTime"]
+    events = (await client.list(EVENTS, namespace=ns))["items"]
+    reasons = {e["reason"] for e in events if e["involvedObject"]["kind"] == "MPIJob"}
+    assert {"MPIJobCreated", "MPIJobRunning", "MPIJobSucceeded"} <= reasons
+
+
+async def test_mpijob_suspend_and_resume_follow_the_edited_templates(
+    client: KubeClient, cluster: Cluster
+) -> None:
+    async with simulated(client, cluster.backend, "s4") as ns:
+        body = mpijob("pi", workers=2, suspend=True)
+        await client.create(MPIJOBS, {**body, "metadata": {**body["metadata"], "namespace": ns}})
+        await _eventually(lambda: _condition(client, MPIJOBS, "pi", ns, "Suspended"))
+        assert await _pods(client, ns) == []
+        specs = (await client.get(MPIJOBS, "pi", ns))["spec"]["mpiReplicaSpecs"]
+        for role in ("Launcher", "Worker"):
+            specs[role]["template"]["spec"].update(nodeSelector=SPOT, tolerations=[SPOT_TOLERATION])
+            specs[role]["template"]["metadata"] = {"annotations": {"kq.dev/run-seconds": "600"}}
+        await client.merge_patch(MPIJOBS, "pi", {"spec": {
+            "mpiReplicaSpecs": specs, "runPolicy": {"suspend": False}}}, namespace=ns)  # fmt: skip
+        await _eventually(lambda: _condition(client, MPIJOBS, "pi", ns, "Running"))
+        nodes = {n["metadata"]["name"]: n["metadata"]["labels"][POOL]
+                 for n in (await client.list(NODES))["items"]}  # fmt: skip
+        pods = [p for p in await _pods(client, ns) if p["status"].get("phase") == "Running"]
+        assert len(pods) == 3
+        assert {nodes[p["spec"]["nodeName"]] for p in pods} == {"spot-pool"}
+
+        patch = {"spec": {"runPolicy": {"suspend": True}}}
+        await client.merge_patch(MPIJOBS, "pi", patch, namespace=ns)
+
+        async def stopped() -> bool:
+            job = await client.get(MPIJOBS, "pi", ns)
+            return _true(job, "Suspended") and not await _pods(client, ns)
+
+        await _eventually(stopped)
+        assert (await client.list(JOBS, namespace=ns))["items"] == []
+
+
+async def test_timestamps_never_run_ahead_of_wall_time(
+    client: KubeClient, cluster: Cluster, kubectl_cache: Path
+) -> None:
+    """At speed 60 sandbox time runs a minute ahead per second; the API must not show it."""
+    long_job = _job("long")
+    long_job["spec"]["template"]["spec"]["containers"][0]["command"] = ["sh", "-c", "sleep 6000"]  # type: ignore[index]
+    async with simulated(client, cluster.backend) as ns:
+        await client.create(JOBS, {**long_job, "metadata": {"name": "long", "namespace": ns}})
+
+        async def running() -> bool:
+            job = await client.get(JOBS, "long", ns)
+            return int((job.get("status") or {}).get("ready") or 0) == 2
+
+        await _eventually(running)
+        await asyncio.sleep(2.5)  # sandbox time is now minutes ahead of wall time
+        job = await client.get(JOBS, "long", ns)
+        pods = await _pods(client, ns)
+        env = {**os.environ, "KUBECONFIG": str(cluster.kubeconfig),
+               "KUBECACHEDIR": str(kubectl_cache)}  # fmt: skip
+        kubectl = await asyncio.create_subprocess_exec(
+            "kubectl", "get", "jobs", "-n", ns, "--no-headers", env=env,
+            stdout=asyncio.subprocess.PIPE,
+        )  # fmt: skip
+        async with asyncio.timeout(60):
+            out, _ = await kubectl.communicate()
+        now = datetime.now(UTC)
+    assert kubectl.returncode == 0
+    table = out.decode()
+    stamps = [job["status"]["startTime"], *(c["lastTransitionTime"]
+              for c in job["status"].get("conditions") or ())]  # fmt: skip
+    for pod in pods:
+        stamps.append(pod["status"]["startTime"])
+        stamps += [c["lastTransitionTime"] for c in pod["status"]["conditions"]]
+        stamps += [s["state"]["running"]["startedAt"] for s in pod["status"]["containerStatuses"]]
+    assert stamps
+    assert all(parse_rfc3339(s) <= now for s in stamps), (stamps, now)
+    name, status, completions, duration, *_ = table.split()
+    assert (name, status, completions) == ("long", "Running", "0/2")
+    assert duration != "<invalid>"
+    assert duration.endswith("s"), table
+    assert 1 <= int(duration[:-1]) <= 30, table

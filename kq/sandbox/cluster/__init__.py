@@ -1,12 +1,14 @@
-"""The simulated cluster: pure reconcile functions for nodes, scheduling, kubelet, Job and JobSet.
+"""The simulated cluster: pure reconcile functions for nodes, scheduling, kubelet and job kinds.
 
 Every controller takes plain API dicts plus a clock reading and returns a list of actions
 (``actions.py``) that a driver applies, in order, through the API server. Nothing here does I/O.
 
-- ``clock``: accelerated sandbox time; ``profiles`` + ``nodes``: node pools and Node objects
+- ``clock``: accelerated sandbox time; ``apitime``: wall time in the API, sandbox time inside
+- ``profiles`` + ``nodes``: node pools and Node objects
 - ``node_lifecycle``: heartbeats, simulated failures, condition taints
 - ``scheduling``: pod placement and binding; ``exclusive``: JobSet exclusive-placement affinity
 - ``kubelet``: pod phases and container states over time
 - ``job_controller`` (+ ``pod_failure_policy``), ``jobset_controller``
+- ``rayjob_controller`` + ``raycluster_controller``, ``mpijob_controller``; ``names``: suffixes
 - ``provisioning``: the ProvisioningRequest autoscaler (DWS queued provisioning, check-capacity)
 """

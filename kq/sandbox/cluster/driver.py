@@ -8,6 +8,7 @@ the next pod end, Job deadline, heartbeat or autoscaler step.
 Informers lag behind the loop's own writes, and the Job controller's finalizer accounting is only
 correct on a view that includes them, so every object the loop writes is kept in an overlay until
 the informer delivers that version (or a newer one) and the overlay wins in the meantime.
+Timestamps cross the API as wall time and reach the controllers as sandbox time (``apitime``).
 """
 
 from __future__ import annotations
@@ -27,12 +28,16 @@ from kq.runtime.informer import Informer
 from kq.runtime.resources import JOBS, PODS, Resource
 from kq.runtime.store import Change, EventType, object_key
 from kq.sandbox.cluster import job_controller, kubelet, node_lifecycle, provisioning
+from kq.sandbox.cluster import rayjob_controller as rayjobs
 from kq.sandbox.cluster.actions import Action, Create, Delete, Event, Obj, Patch, Ref, meta
-from kq.sandbox.cluster.clock import SandboxClock, rfc3339
+from kq.sandbox.cluster.apitime import ApiTime
+from kq.sandbox.cluster.clock import SandboxClock
 from kq.sandbox.cluster.jobset_controller import reconcile_jobset
+from kq.sandbox.cluster.mpijob_controller import reconcile_mpijob
 from kq.sandbox.cluster.node_lifecycle import Failure, fail_node, pool_nodes, recover_node
 from kq.sandbox.cluster.nodes import POOL_LABEL, node_objects
 from kq.sandbox.cluster.profiles import Profile
+from kq.sandbox.cluster.raycluster_controller import reconcile_raycluster
 from kq.sandbox.cluster.scheduling import schedule
 
 log = structlog.get_logger("kq.sandbox.cluster.driver")
@@ -40,6 +45,12 @@ log = structlog.get_logger("kq.sandbox.cluster.driver")
 NODES = Resource("", "v1", "nodes", "Node", namespaced=False)
 POD_TEMPLATES = Resource("", "v1", "podtemplates", "PodTemplate", namespaced=True)
 JOBSETS = Resource("jobset.x-k8s.io", "v1alpha2", "jobsets", "JobSet", namespaced=True)
+RAYJOBS = Resource("ray.io", "v1", "rayjobs", "RayJob", namespaced=True)
+RAYCLUSTERS = Resource("ray.io", "v1", "rayclusters", "RayCluster", namespaced=True)
+MPIJOBS = Resource("kubeflow.org", "v2beta1", "mpijobs", "MPIJob", namespaced=True)
+CONFIGMAPS = Resource("", "v1", "configmaps", "ConfigMap", namespaced=True)
+_OPTIONAL = (JOBSETS, RAYJOBS, RAYCLUSTERS, MPIJOBS)
+"""Kinds simulated when the server serves them (a bare kube-apiserver may lack the CRDs)."""
 _PROVISIONING_GROUP = "autoscaling.x-k8s.io"
 _OVERLAY_TTL = 30.0
 """Wall seconds after which an overlay entry is dropped even if its version was never seen."""
@@ -79,7 +90,7 @@ class Settings:
 
 
 _FOREGROUND = "foregroundDeletion"
-_COLLECTED = ("JobSet", "Job", "Pod")
+_COLLECTED = ("JobSet", "Job", "Pod", "RayJob", "RayCluster", "MPIJob", "ConfigMap")
 
 
 def collect_garbage(objects: Sequence[Obj]) -> list[Action]:
@@ -124,6 +135,7 @@ class _Driver:
         self.resources: dict[str, Resource] = {"Node": NODES, "Pod": PODS, "Job": JOBS}
         self.informers: dict[str, Informer] = {}
         self.overlay: dict[tuple[str, str], _Written] = {}
+        self.api_time = ApiTime(clock)
         self.wake = asyncio.Event()
         self.recorders: dict[str, EventRecorder] = {}
         self.binding: bool | None = None
@@ -147,8 +159,11 @@ class _Driver:
         self.binding = self.settings.binding
         if self.binding is None:
             self.binding = await self._served("v1", "pods/binding")
-        if await self._served("jobset.x-k8s.io/v1alpha2", "jobsets"):
-            self.resources["JobSet"] = JOBSETS
+        for resource in _OPTIONAL:
+            if await self._served(resource.api_version, resource.plural):
+                self.resources[resource.kind] = resource
+        if "MPIJob" in self.resources:
+            self.resources["ConfigMap"] = CONFIGMAPS  # the hostfile
         for version in ("v1", "v1beta1"):
             if await self._served(f"{_PROVISIONING_GROUP}/{version}", "provisioningrequests"):
                 self.resources["ProvisioningRequest"] = Resource(
@@ -204,7 +219,14 @@ class _Driver:
                 objects.pop(key, None)
             else:
                 objects[key] = written.obj
-        return [objects[k] for k in sorted(objects)]
+        return [self.api_time.incoming(objects[k]) for k in sorted(objects)]
+
+    def _uids(self) -> set[str]:
+        """Every object the loop can see or has just written."""
+        uids = {w.uid for w in self.overlay.values()}
+        for informer in self.informers.values():
+            uids.update(str(meta(o).get("uid", "")) for o in informer.store.values())
+        return uids
 
     def _remember(self, kind: str, obj: Obj | None, ref: Ref, version: str) -> None:
         key = f"{ref.namespace}/{ref.name}" if ref.namespace else ref.name
@@ -259,10 +281,12 @@ class _Driver:
         elif isinstance(action, Patch):
             resource = self.resources[action.ref.kind]
             before = self._current(action.ref.kind, action.ref)
+            body, stamps = self.api_time.outgoing(action.patch)
             after = await self.client.merge_patch(
-                resource, action.ref.name, action.patch,
+                resource, action.ref.name, body,
                 namespace=action.ref.namespace or None, subresource=action.subresource,
             )  # fmt: skip
+            self.api_time.record(str(meta(after).get("uid", "")), stamps)
             self._written(action.ref.kind, before, after)
         else:
             await self._delete(action)
@@ -270,14 +294,16 @@ class _Driver:
     async def _create(self, obj: Obj) -> None:
         kind = str(obj["kind"])
         resource = self.resources[kind]
-        created = await self.client.create(resource, obj)
-        status = obj.get("status")
+        body, stamps = self.api_time.outgoing(obj)
+        created = await self.client.create(resource, body)
+        status = body.get("status")
         if status and created.get("status") != status:
             # Servers that drop status on create (a registering kubelet) take it as a second write.
             created = await self.client.merge_patch(
                 resource, meta(created)["name"], {"status": status},
                 namespace=meta(created).get("namespace"), subresource="status",
             )  # fmt: skip
+        self.api_time.record(str(meta(created).get("uid", "")), stamps)
         self._written(kind, None, created)
 
     async def _bind(self, binding: Obj) -> None:
@@ -294,8 +320,9 @@ class _Driver:
                 c for c in (current.get("status") or {}).get("conditions") or ()
                 if c.get("type") != "PodScheduled"
             ]  # fmt: skip
+            stamp = self.api_time.stamp(self.clock.now())
             conditions.append({"type": "PodScheduled", "status": "True", "lastProbeTime": None,
-                               "lastTransitionTime": rfc3339(self.clock.now())})  # fmt: skip
+                               "lastTransitionTime": stamp})  # fmt: skip
             pod = await self.client.merge_patch(
                 PODS, name, {"status": {"conditions": conditions}}, namespace=ns,
                 subresource="status",
@@ -351,6 +378,7 @@ class _Driver:
         """Every controller once, each seeing the writes of the ones before it."""
         self.changed = self.failed = False
         now = self.clock.now
+        self.api_time.retain(self._uids())
         await self._run(node_lifecycle.reconcile_nodes(self.view("Node"), now()), per_object=True)
         if "ProvisioningRequest" in self.informers:
             await self._run(provisioning.reconcile_provisioning(
@@ -369,6 +397,15 @@ class _Driver:
         jobs = self.view("Job")
         for jobset in self.view("JobSet"):
             await self._run(reconcile_jobset(jobset, jobs, now()))
+        clusters = self.view("RayCluster")
+        for rayjob in self.view("RayJob"):
+            await self._run(rayjobs.reconcile_rayjob(rayjob, clusters, jobs, now()))
+        pods = self.view("Pod")
+        for cluster in self.view("RayCluster"):
+            await self._run(reconcile_raycluster(cluster, pods, now()))
+        configs = self.view("ConfigMap")
+        for mpijob in self.view("MPIJob"):
+            await self._run(reconcile_mpijob(mpijob, self.view("Job"), pods, configs, now()))
         if self.settings.collect_garbage:
             owned = [o for kind in _COLLECTED for o in self.view(kind)]
             await self._run(collect_garbage(owned), per_object=True)
@@ -384,6 +421,7 @@ class _Driver:
             kubelet.next_wakeup(self.view("Pod")),
             node_lifecycle.next_heartbeat(self.view("Node")),
             *(job_controller.deadline(job) for job in self.view("Job")),
+            *(rayjobs.shutdown_at(rayjob) for rayjob in self.view("RayJob")),
         ]
         if "ProvisioningRequest" in self.informers:
             moments.append(provisioning.next_wakeup(self.view("ProvisioningRequest"), since))
@@ -466,9 +504,10 @@ async def run_simulated_cluster(
 ) -> None:
     """Simulate ``profile``'s cluster behind the API server ``client`` talks to, until cancelled.
 
-    Registers the profile's missing Nodes, watches Nodes, Pods, Jobs and, when served, JobSets
-    and ProvisioningRequests (with PodTemplates), and plays scheduler, kubelet, node lifecycle,
-    Job, JobSet and autoscaler controllers on ``clock``'s time. ``ready`` is set once the caches
+    Registers the profile's missing Nodes, watches Nodes, Pods, Jobs and, when served, JobSets,
+    RayJobs, RayClusters, MPIJobs (with ConfigMaps) and ProvisioningRequests (with PodTemplates),
+    and plays scheduler, kubelet, node lifecycle, Job, JobSet, RayJob, RayCluster, MPIJob and
+    autoscaler controllers on ``clock``'s time. ``ready`` is set once the caches
     are synced and the nodes exist. API errors never end it: failed actions are retried on a
     later pass. Node failures are injected with :func:`set_failure`.
     """

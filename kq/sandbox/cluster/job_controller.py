@@ -11,7 +11,6 @@ Apply the returned actions in order (status before the pod patches that follow i
 from __future__ import annotations
 
 import copy
-import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -31,6 +30,7 @@ from kq.sandbox.cluster.actions import (
 )
 from kq.sandbox.cluster.clock import parse_rfc3339, rfc3339
 from kq.sandbox.cluster.exclusive import with_exclusive_affinity
+from kq.sandbox.cluster.names import suffix
 from kq.sandbox.cluster.pod_failure_policy import evaluate
 from kq.sandbox.cluster.podinfo import condition, is_terminal, phase
 
@@ -38,7 +38,6 @@ TRACKING_FINALIZER = "batch.kubernetes.io/job-tracking"
 INDEX_KEY = "batch.kubernetes.io/job-completion-index"
 SOURCE = "job-controller"
 DEFAULT_BACKOFF_LIMIT = 6
-_ALPHANUMS = "bcdfghjklmnpqrstvwxz2456789"
 _REACHED = "Reached expected number of succeeded pods"
 
 
@@ -94,11 +93,6 @@ def format_indexes(indexes: set[int]) -> str:
         else:
             ranges.append(str(i))
     return ",".join(ranges)
-
-
-def _suffix(seed: str) -> str:
-    digest = hashlib.sha256(seed.encode()).digest()
-    return "".join(_ALPHANUMS[b % len(_ALPHANUMS)] for b in digest[:5])
 
 
 def _condition(type_: str, reason: str, message: str, now: datetime, status: str = "True") -> Obj:
@@ -240,7 +234,7 @@ def _name(p: _Pass, index: int | None, taken: set[str], serial: int) -> str:
     job_name, uid = str(meta(p.job)["name"]), str(meta(p.job)["uid"])
     prefix = f"{job_name}-{index}-" if index is not None else f"{job_name}-"
     while True:
-        name = prefix + _suffix(f"{uid}/{index}/{serial}")
+        name = prefix + suffix(f"{uid}/{index}/{serial}")
         if name not in taken:
             taken.add(name)
             return name

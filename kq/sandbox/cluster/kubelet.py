@@ -9,6 +9,7 @@ simulated hot swap needs.
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import re
 from collections.abc import Mapping, Sequence
@@ -29,6 +30,8 @@ from kq.sandbox.cluster.podinfo import (
 RUN_SECONDS_ANNOTATION = "kq.dev/run-seconds"
 EXIT_CODE_ANNOTATION = "kq.dev/exit-code"
 DEFAULT_RUN_SECONDS = 5.0
+UNTIL_DELETED_SECONDS = 10 * 365 * 86400
+"""The run time of a server process (a Ray node, an MPI worker's sshd): it never exits itself."""
 _SLEEP = re.compile(r"(?:^|[\s;&|(])sleep\s+(\d+(?:\.\d+)?)([smhd]?)\s*\)?\s*$")
 _DURATION = re.compile(r"^(\d+(?:\.\d+)?)([smhd]?)$")
 _UNIT = {"": 1.0, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
@@ -45,6 +48,23 @@ def run_seconds(pod: Mapping[str, Any]) -> float:
     found = [_container_seconds(c) for c in (pod.get("spec") or {}).get("containers") or ()]
     known = [s for s in found if s is not None]
     return max(known) if known else DEFAULT_RUN_SECONDS
+
+
+def until_deleted(template: Mapping[str, Any]) -> Obj:
+    """A copy of pod ``template`` that runs until deleted, unless it declares its own run time.
+
+    Why: a server container that the test author gave no ``sleep`` or annotation would otherwise
+    exit after the default run time and be restarted over and over.
+    """
+    out = copy.deepcopy(dict(template))
+    tmeta = out.setdefault("metadata", {})
+    declared = any(
+        _container_seconds(c) is not None for c in (out.get("spec") or {}).get("containers") or ()
+    )
+    if RUN_SECONDS_ANNOTATION not in (tmeta.get("annotations") or {}) and not declared:
+        tmeta["annotations"] = {**(tmeta.get("annotations") or {}),
+                                RUN_SECONDS_ANNOTATION: str(UNTIL_DELETED_SECONDS)}  # fmt: skip
+    return out
 
 
 def _container_seconds(container: Mapping[str, Any]) -> float | None:

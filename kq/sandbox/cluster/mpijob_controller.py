@@ -1,0 +1,348 @@
+"""MPIJob (kubeflow.org/v2beta1) controller: worker pods, a launcher Job, conditions, status.
+
+As mpi-operator v2 does: workers are pods ``<mpijob>-worker-<i>`` and the launcher is the batch/v1
+Job ``<mpijob>-launcher`` (run by the Job controller), all labelled
+``training.kubeflow.org/{operator-name,job-name,job-role}`` (workers also ``replica-index``);
+the ConfigMap ``<mpijob>-config`` holds the hostfile. Conditions Created, Running, Suspended,
+Succeeded and Failed carry mpi-operator's reasons, and the launcher Job's outcome decides the
+MPIJob's. Once finished, ``runPolicy.cleanPodPolicy`` (upstream default ``None``) says which
+workers go: ``Running`` deletes the pending and running ones, ``All`` every one.
+
+Two simplifications: the launcher Job is created once every worker is ready (upstream's
+``WaitForWorkersReady``; under ``AtStartup`` a real mpirun waits for the workers over ssh, which
+the kubelet cannot model), and ``runPolicy.suspend`` deletes the launcher Job with the workers
+(upstream suspends it and syncs its template on resume), so on resume both are built again from
+the templates as they are then.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from kq.sandbox.cluster.actions import (
+    Action,
+    Create,
+    Delete,
+    Event,
+    Obj,
+    Patch,
+    Ref,
+    controller_ref,
+    meta,
+    owned_by,
+)
+from kq.sandbox.cluster.clock import rfc3339
+from kq.sandbox.cluster.kubelet import until_deleted
+from kq.sandbox.cluster.podinfo import condition, labels_of, phase
+
+PREFIX = "training.kubeflow.org/"
+JOB_NAME = PREFIX + "job-name"
+JOB_ROLE = PREFIX + "job-role"
+REPLICA_INDEX = PREFIX + "replica-index"
+OPERATOR_NAME = PREFIX + "operator-name"
+SOURCE = "mpi-job-controller"
+_FINISHED = ("Succeeded", "Failed")
+
+
+def _spec(mpijob: Mapping[str, Any]) -> Mapping[str, Any]:
+    return mpijob.get("spec") or {}
+
+
+def _replica(mpijob: Mapping[str, Any], role: str) -> Mapping[str, Any] | None:
+    value = (_spec(mpijob).get("mpiReplicaSpecs") or {}).get(role)
+    return value if isinstance(value, Mapping) else None
+
+
+def _workers(mpijob: Mapping[str, Any]) -> int:
+    worker = _replica(mpijob, "Worker")
+    return int(worker.get("replicas") or 0) if worker is not None else 0
+
+
+def _suspended(mpijob: Mapping[str, Any]) -> bool:
+    return bool((_spec(mpijob).get("runPolicy") or {}).get("suspend"))
+
+
+def _true(obj: Mapping[str, Any], type_: str) -> bool:
+    cond = condition(obj, type_)
+    return cond is not None and cond.get("status") == "True"
+
+
+def _labels(mpijob: Mapping[str, Any], role: str) -> dict[str, str]:
+    return {OPERATOR_NAME: "mpi-operator", JOB_NAME: str(meta(mpijob)["name"]), JOB_ROLE: role}
+
+
+def _restart_policy(spec: Mapping[str, Any], default: str) -> str:
+    policy = str(spec.get("restartPolicy") or default)
+    return "Never" if policy == "ExitCode" else policy
+
+
+def _template(mpijob: Mapping[str, Any], role: str, hostname: str) -> Obj:
+    """The role's pod template with the operator's labels, hostname and restart policy."""
+    spec = _replica(mpijob, role.capitalize()) or {}
+    template = copy.deepcopy(spec.get("template") or {})
+    tmeta = template.setdefault("metadata", {})
+    tmeta["labels"] = {**(tmeta.get("labels") or {}), **_labels(mpijob, role)}
+    pod = template.setdefault("spec", {})
+    pod["hostname"] = hostname
+    pod["subdomain"] = str(meta(mpijob)["name"])  # the MPIJob's headless Service
+    pod["restartPolicy"] = _restart_policy(spec, "OnFailure" if role == "launcher" else "Never")
+    return template
+
+
+def build_worker(mpijob: Mapping[str, Any], index: int) -> Obj:
+    """Worker pod ``index``: sshd (the image's default) that runs until deleted."""
+    m = meta(mpijob)
+    name = f"{m['name']}-worker-{index}"
+    template = _template(mpijob, "worker", name)
+    container = (template["spec"].get("containers") or [{}])[0]
+    if not container.get("command") and not container.get("args"):
+        container["command"] = ["/usr/sbin/sshd", "-De"]
+    template = until_deleted(template)
+    labels = {**template["metadata"]["labels"], REPLICA_INDEX: str(index)}
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "name": name,
+            "namespace": m.get("namespace", "default"),
+            "labels": labels,
+            "annotations": dict(template["metadata"].get("annotations") or {}),
+            "ownerReferences": [controller_ref(mpijob)],
+        },
+        "spec": template["spec"],
+    }
+
+
+def build_launcher(mpijob: Mapping[str, Any]) -> Obj:
+    """The launcher Job, with the run policy's backoff limit and deadline."""
+    m = meta(mpijob)
+    name = f"{m['name']}-launcher"
+    policy = _spec(mpijob).get("runPolicy") or {}
+    spec: Obj = {"template": _template(mpijob, "launcher", name), "podReplacementPolicy": "Failed"}
+    for key in ("backoffLimit", "activeDeadlineSeconds", "ttlSecondsAfterFinished"):
+        if policy.get(key) is not None:
+            spec[key] = policy[key]
+    return {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {
+            "name": name,
+            "namespace": m.get("namespace", "default"),
+            "labels": {"app": str(m["name"])},
+            "ownerReferences": [controller_ref(mpijob)],
+        },
+        "spec": spec,
+    }
+
+
+def build_config(mpijob: Mapping[str, Any]) -> Obj:
+    """The ConfigMap with the OpenMPI-style hostfile (``<host> slots=N`` per worker)."""
+    m = meta(mpijob)
+    name, ns = str(m["name"]), str(m.get("namespace", "default"))
+    slots = int(_spec(mpijob).get("slotsPerWorker") or 1)
+    implementation = str(_spec(mpijob).get("mpiImplementation") or "OpenMPI")
+    lines = []
+    for i in range(_workers(mpijob)):
+        host = f"{name}-worker-{i}.{name}.{ns}.svc"
+        lines.append(f"{host} slots={slots}" if implementation == "OpenMPI" else f"{host}:{slots}")
+    return {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {
+            "name": f"{name}-config",
+            "namespace": ns,
+            "labels": {"app": name},
+            "ownerReferences": [controller_ref(mpijob)],
+        },
+        "data": {"hostfile": "".join(f"{line}\n" for line in lines)},
+    }
+
+
+@dataclass(slots=True)
+class _Pass:
+    mpijob: Obj
+    now: datetime
+    conditions: list[Obj]
+    actions: list[Action] = field(default_factory=list)
+
+    @property
+    def ref(self) -> Ref:
+        return Ref.of(self.mpijob)
+
+    @property
+    def title(self) -> str:
+        m = meta(self.mpijob)
+        return f"MPIJob {m.get('namespace', 'default')}/{m['name']}"
+
+    def event(self, reason: str, message: str, warning: bool = False) -> None:
+        self.actions.append(
+            Event(self.ref, reason, message, "Warning" if warning else "Normal", SOURCE)
+        )
+
+    def set_condition(self, type_: str, status: str, reason: str, message: str) -> bool:
+        """mpi-operator's setCondition: no-op on the same status and reason; finishing a job
+        turns Running (and an older Failed) False. Returns whether anything changed."""
+        current = next((c for c in self.conditions if c["type"] == type_), None)
+        if current and current.get("status") == status and current.get("reason") == reason:
+            return False
+        stamp = rfc3339(self.now)
+        new = {"type": type_, "status": status, "reason": reason, "message": message,
+               "lastUpdateTime": stamp, "lastTransitionTime": stamp}  # fmt: skip
+        if current and current.get("status") == status:
+            new["lastTransitionTime"] = current.get("lastTransitionTime", stamp)
+        kept = []
+        for c in self.conditions:
+            if c["type"] == type_:
+                continue
+            if type_ in _FINISHED and c["type"] in ("Running", "Failed"):
+                c = {**c, "status": "False"}
+            kept.append(c)
+        self.conditions = [*kept, new]
+        return True
+
+
+def _clean_workers(p: _Pass, workers: Sequence[Obj], policy: str) -> None:
+    """Delete the workers ``cleanPodPolicy`` releases (Running keeps the finished ones)."""
+    for pod in workers:
+        if meta(pod).get("deletionTimestamp"):
+            continue
+        if policy == "All" or (policy == "Running" and phase(pod) in ("Pending", "Running")):
+            p.actions.append(Delete(Ref.of(pod)))
+
+
+def _launcher_status(
+    p: _Pass, launcher: Obj | None, pods: Sequence[Obj], status: Obj
+) -> Obj | None:
+    """The Launcher replica status; records success or failure of the launcher Job."""
+    if launcher is None:
+        return None
+    job_status = launcher.get("status") or {}
+    replica = {"active": 0, "succeeded": 0, "failed": int(job_status.get("failed") or 0)}
+    if _true(launcher, "Complete"):
+        replica["succeeded"] = 1
+        message = f"{p.title} successfully completed."
+        if p.set_condition("Succeeded", "True", "MPIJobSucceeded", message):
+            p.event("MPIJobSucceeded", message)
+        status["completionTime"] = status.get("completionTime") or job_status.get(
+            "completionTime", rfc3339(p.now)
+        )
+    elif _true(launcher, "Failed"):
+        failed = condition(launcher, "Failed") or {}
+        reason = str(failed.get("reason") or "MPIJobFailed")
+        message = str(failed.get("message") or f"{p.title} has failed")
+        if p.set_condition("Failed", "True", reason, message):
+            p.event(reason, message, warning=True)
+        status["completionTime"] = status.get("completionTime") or rfc3339(p.now)
+    else:
+        uid = str(meta(launcher).get("uid"))
+        replica["active"] = sum(1 for pod in pods if owned_by(pod, uid) and phase(pod) == "Running")
+    return replica
+
+
+def reconcile_mpijob(
+    mpijob: Obj, jobs: Sequence[Obj], pods: Sequence[Obj], configs: Sequence[Obj], now: datetime
+) -> list[Action]:
+    """One level-triggered pass over an MPIJob, its launcher Job, worker pods and ConfigMap."""
+    managed = (_spec(mpijob).get("runPolicy") or {}).get("managedBy")
+    if meta(mpijob).get("deletionTimestamp"):
+        return []
+    if managed and managed != "kubeflow.org/mpi-operator":
+        return []  # another controller (MultiKueue) runs it
+    m = meta(mpijob)
+    uid, name = str(m["uid"]), str(m["name"])
+    old = mpijob.get("status") or {}
+    p = _Pass(mpijob, now, [dict(c) for c in old.get("conditions") or ()])
+    status: Obj = {k: old.get(k) for k in ("startTime", "completionTime")}
+    launcher = next((j for j in jobs if owned_by(j, uid) and meta(j)["name"] == f"{name}-launcher"
+                     and not meta(j).get("deletionTimestamp")), None)  # fmt: skip
+    workers = sorted((pod for pod in pods if owned_by(pod, uid)
+                      and labels_of(pod).get(JOB_ROLE) == "worker"),
+                     key=lambda pod: str(meta(pod)["name"]))  # fmt: skip
+    suspended = _suspended(mpijob)
+    clean = str((_spec(mpijob).get("runPolicy") or {}).get("cleanPodPolicy") or "None")
+
+    if not p.conditions:
+        message = f"{p.title} is created."
+        p.set_condition("Created", "True", "MPIJobCreated", message)
+        p.event("MPIJobCreated", message)
+    if any(_true(mpijob, t) for t in _FINISHED) and old.get("completionTime"):
+        _clean_workers(p, workers, clean)
+        worker = dict((old.get("replicaStatuses") or {}).get("Worker") or {})
+        if clean != "None":
+            worker["active"] = 0
+        return _finish(p, old, status, {**(old.get("replicaStatuses") or {}), "Worker": worker})
+
+    if not status["startTime"] and not suspended:
+        status["startTime"] = rfc3339(now)
+    if not (launcher is not None and (_true(launcher, "Complete") or _true(launcher, "Failed"))):
+        if not any(meta(c)["name"] == f"{name}-config" and owned_by(c, uid) for c in configs):
+            p.actions.append(Create(build_config(mpijob)))
+        if not suspended:
+            have = {str(meta(pod)["name"]) for pod in workers}
+            for index in range(_workers(mpijob)):
+                if f"{name}-worker-{index}" not in have:
+                    p.actions.append(Create(build_worker(mpijob, index)))
+            alive = [w for w in workers if not meta(w).get("deletionTimestamp")]
+            ready = [w for w in alive if (condition(w, "Ready") or {}).get("status") == "True"]
+            if launcher is None and len(ready) == _workers(mpijob) == len(alive):
+                p.actions.append(Create(build_launcher(mpijob)))
+    if suspended:
+        if launcher is not None:
+            p.actions.append(Delete(Ref.of(launcher)))
+            launcher = None
+        _clean_workers(p, workers, "All")
+        workers = []
+        if p.set_condition("Suspended", "True", "MPIJobSuspended", "MPIJob suspended"):
+            p.event("MPIJobSuspended", "MPIJob suspended")
+    elif condition(mpijob, "Suspended") is not None and p.set_condition(
+        "Suspended", "False", "MPIJobResumed", "MPIJob resumed"
+    ):
+        p.event("MPIJobResumed", "MPIJob resumed")
+        status["startTime"] = rfc3339(now)
+
+    replicas: Obj = {}
+    launched = _launcher_status(p, launcher, pods, status)
+    if launched is not None:
+        replicas["Launcher"] = launched
+    counts = {"Running": 0, "Succeeded": 0, "Failed": 0}
+    for pod in workers:
+        counts[phase(pod)] = counts.get(phase(pod), 0) + 1
+    replicas["Worker"] = {"active": counts["Running"], "succeeded": counts["Succeeded"],
+                          "failed": counts["Failed"]}  # fmt: skip
+    evicted = sum(1 for w in workers if (w.get("status") or {}).get("reason") == "Evicted")
+    if evicted:
+        message = f"{evicted}/{len(workers)} workers are evicted"
+        if p.set_condition("Failed", "True", "MPIJobEvicted", message):
+            p.event("MPIJobEvicted", message, warning=True)
+    finished = any(c["type"] in _FINISHED and c.get("status") == "True" for c in p.conditions)
+    if suspended:
+        p.set_condition("Running", "False", "MPIJobSuspended", f"{p.title} is suspended.")
+    elif finished and condition({"status": {"conditions": p.conditions}}, "Running") is None:
+        p.set_condition("Running", "False", "MPIJobRunning",
+                        f"{p.title} is finished but Running condition was never set.")  # fmt: skip
+    else:
+        launcher_up = launched is not None and launched["active"] >= 1
+        running = f"{p.title} is running"
+        all_up = launcher_up and counts["Running"] == len(workers)
+        if not finished and all_up and p.set_condition("Running", "True", "MPIJobRunning",
+                                                       running + "."):  # fmt: skip
+            p.event("MPIJobRunning", running)
+    return _finish(p, old, status, replicas)
+
+
+def _finish(p: _Pass, old: Mapping[str, Any], status: Obj, replicas: Obj) -> list[Action]:
+    """Prepend one status patch with the fields that changed."""
+    status["conditions"] = p.conditions
+    # A merge patch keeps keys it does not mention: a role that is gone must be removed.
+    gone = {role: None for role in old.get("replicaStatuses") or {} if role not in replicas}
+    status["replicaStatuses"] = {**replicas, **gone}
+    patch = {
+        k: v for k, v in status.items() if old.get(k) != v and not (v is None and k not in old)
+    }
+    if patch:
+        p.actions.insert(0, Patch(p.ref, {"status": patch}, "status"))
+    return p.actions
