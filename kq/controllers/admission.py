@@ -25,6 +25,7 @@ from collections.abc import Callable, Mapping
 import structlog
 
 from kq.config import PluginsConfig
+from kq.controllers import metrics
 from kq.controllers.decisions import DecisionWriter
 from kq.controllers.feed import CoreFeed
 from kq.controllers.queue_status import QueueStatusWriter
@@ -65,8 +66,8 @@ WATCHED = (
 )
 # How often to look whether leadership arrived or was lost while idle.
 LEADER_POLL_S = 0.2
-# Minimum interval between ClusterQueue/LocalQueue status syncs.
-QUEUE_STATUS_PERIOD_S = 0.2
+# Minimum interval between ClusterQueue/LocalQueue status syncs: Kueue batches these to 1 s.
+QUEUE_STATUS_PERIOD_S = 1.0
 
 
 def _gate(is_leader: LeaderGate | None) -> Callable[[], bool]:
@@ -108,6 +109,7 @@ class AdmissionController:
         self.decisions = DecisionWriter(self.feed, self.informers[WORKLOADS].store, self.writer)
         self._queues_dirty = False
         self._queues_synced = 0.0
+        self._queue_sync: asyncio.Task[None] | None = None
         handlers: dict[Resource, Callable[[Change], None]] = {
             NAMESPACES: self.feed.namespace,
             PRIORITY_CLASSES: self.feed.priority_class,
@@ -132,7 +134,10 @@ class AdmissionController:
             log.info("admission controller synced")
             await self._loop()
         finally:
+            await self.decisions.close()
             await self.writer.close()
+            if self._queue_sync is not None:
+                tasks.append(self._queue_sync)
             for task in tasks:
                 task.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)
@@ -154,27 +159,34 @@ class AdmissionController:
                 async with asyncio.timeout(LEADER_POLL_S):
                     await self._wake.wait()
             except TimeoutError:
-                await self._sync_queue_status()
+                self._sync_queue_status()
                 continue
             self._wake.clear()
             self.decisions.forget_deleted()
-            await self.decisions.release_evicted()
-            await self.decisions.write_unqueueable()
+            self.decisions.release_evicted()
+            self.decisions.write_unqueueable()
+            await self.decisions.room()
+            started = time.perf_counter()
             result = self.feed.scheduler.run_cycle(time.time())
-            await self.decisions.apply(result)
+            metrics.cycle(result, time.perf_counter() - started)
+            self.decisions.apply(result)
             self._queues_dirty = True
-            await self._sync_queue_status()
+            self._sync_queue_status()
             if self._untried_heads(result):
                 self._wake.set()
+            # Let informer events and write completions in before the next cycle.
+            await asyncio.sleep(0)
 
-    async def _sync_queue_status(self) -> None:
-        """At most every ``QUEUE_STATUS_PERIOD_S``: a burst of cycles moves counts many times,
-        and only the latest numbers are worth a write."""
+    def _sync_queue_status(self) -> None:
+        """At most every ``QUEUE_STATUS_PERIOD_S``, in the background: a burst of cycles moves
+        counts many times, and only the latest numbers are worth a write."""
         now = time.monotonic()
+        if self._queue_sync is not None and not self._queue_sync.done():
+            return
         if self._queues_dirty and now - self._queues_synced >= QUEUE_STATUS_PERIOD_S:
             self._queues_dirty = False
             self._queues_synced = now
-            await self.queue_status.sync()
+            self._queue_sync = asyncio.create_task(self.queue_status.sync())
 
     def _untried_heads(self, result: CycleResult) -> bool:
         """Whether the next cycle would see a head this one did not.
@@ -198,8 +210,6 @@ class AdmissionController:
             if len(queue) - len(queue.inadmissible) - len(queue.inflight) > 0:
                 return True
         return False
-
-    # -- decisions -----------------------------------------------------------------------
 
 
 async def run_admission(

@@ -1,15 +1,22 @@
-"""Turning a cycle's decisions into Workload status writes and Events."""
+"""Turning a cycle's decisions into Workload status writes and Events.
+
+Writes run in the background, as Kueue's scheduler issues them, so the next cycle does not
+wait for this one's round trips: an admission is assumed in the cache before it is written
+and forgotten if the write fails, so no later cycle can hand out the same quota twice.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Coroutine
 from typing import Any
 
+from kq.controllers import metrics
 from kq.controllers.feed import CoreFeed
 from kq.controllers.patches import admit_patch, pending_patch, preempt_patch, release_patch
 from kq.controllers.writer import WorkloadWriter
-from kq.runtime.store import Store
+from kq.runtime.store import Store, object_key
 from kq.scheduler.cycle import CycleResult
 from kq.scheduler.decisions import Admit, Pending, Preempt, Victim
 
@@ -17,6 +24,9 @@ Object = dict[str, Any]
 
 # Parallel victim patches, as upstream's preemptor.
 PREEMPTION_PARALLELISM = 8
+# Writes in flight before the next cycle waits: bounds how far decisions run ahead of the
+# server, and the memory a slow server can make us hold.
+MAX_IN_FLIGHT = 256
 
 
 class DecisionWriter:
@@ -27,48 +37,94 @@ class DecisionWriter:
         self._store = workloads
         self._writer = writer
         self._preempting = asyncio.Semaphore(PREEMPTION_PARALLELISM)
-        # Pending words written per workload, and from which resourceVersion.
+        # Pending words written (or being written) per workload, and from which resourceVersion.
         self._pending_written: dict[str, tuple[str, str, str]] = {}
+        self._evicting: set[str] = set()
+        # Per workload: (the store's resourceVersion, our newer write's response).
+        self._ahead: dict[str, tuple[str, Object]] = {}
+        self._in_flight: set[asyncio.Task[None]] = set()
         self.admissions = 0
 
-    async def apply(self, result: CycleResult) -> None:
-        jobs = []
+    def apply(self, result: CycleResult) -> None:
         for decision in result.decisions:
             if isinstance(decision, Admit):
-                jobs.append(self._admit(decision))
+                self._spawn(self._admit(decision))
             elif isinstance(decision, Pending):
-                jobs.append(self._pending(decision.key, decision.reason, decision.message))
+                self._spawn(self._pending(decision.key, decision.reason, decision.message))
             else:
-                jobs.append(self._preempt(decision))
-        await asyncio.gather(*jobs)
+                self._spawn(self._preempt(decision))
+
+    def _spawn(self, write: Coroutine[Any, Any, None]) -> None:
+        task = asyncio.create_task(write)
+        self._in_flight.add(task)
+        task.add_done_callback(self._in_flight.discard)
+
+    async def room(self) -> None:
+        """Wait until fewer than ``MAX_IN_FLIGHT`` writes are outstanding."""
+        while len(self._in_flight) >= MAX_IN_FLIGHT:
+            await asyncio.wait(self._in_flight, return_when=asyncio.FIRST_COMPLETED)
+
+    async def drain(self) -> None:
+        """Wait for every outstanding write (tests and benchmarks use it to settle)."""
+        while self._in_flight:
+            await asyncio.wait(self._in_flight)
+
+    async def close(self) -> None:
+        """Abandon outstanding writes: the process stops or lost leadership."""
+        for task in self._in_flight:
+            task.cancel()
+        await asyncio.gather(*self._in_flight, return_exceptions=True)
 
     def forget_deleted(self) -> None:
         for key in [k for k in self._pending_written if k not in self._store]:
             del self._pending_written[key]
+        for key in [k for k in self._ahead if k not in self._store]:
+            del self._ahead[key]
 
     def _object(self, key: str) -> Object | None:
-        return self._store.get(key)
+        """The newest version we know: our own last write while the watch has not caught up.
+
+        Without it, a decision right after a write (pending words, then an admission) would
+        be based on the version the write replaced and fail its precondition.
+        """
+        obj = self._store.get(key)
+        ahead = self._ahead.get(key)
+        if ahead is None:
+            return obj
+        base, newer = ahead
+        if obj is not None and _version(obj) == base:
+            return newer
+        del self._ahead[key]  # the watch delivered our write, or something newer
+        return obj
+
+    async def _patch(self, obj: Object, patch: Object) -> Object | None:
+        patched = await self._writer.patch_status(obj, patch)
+        if patched is not None:
+            key = object_key(obj)
+            current = self._store.get(key)
+            if current is not None and _version(current) != _version(patched):
+                self._ahead[key] = (_version(current), patched)
+        return patched
 
     async def _admit(self, decision: Admit) -> None:
         key = decision.key
         obj = self._object(key)
         cached = self._feed.cache.workload(key)
         now = time.time()
-        patched = (
-            None
-            if obj is None
-            else await self._writer.patch_status(obj, admit_patch(obj, decision, now))
-        )
+        patched = None if obj is None else await self._patch(obj, admit_patch(obj, decision, now))
         if obj is None or patched is None:
             # Quota back, and the workload back in its queue from its newest known version.
             self._feed.scheduler.forget(key)
             latest = self._object(key)
             if latest is not None:
                 self._feed.refeed(latest)
+            else:
+                self._feed.changed()
             return
         self.admissions += 1
         cq = decision.admission.cluster_queue
         waited = now - cached.info.queue_time if cached is not None else 0.0
+        metrics.quota_reserved(cq, waited, admitted=not decision.admission_checks)
         self._writer.event(
             patched,
             "QuotaReserved",
@@ -87,44 +143,66 @@ class DecisionWriter:
         if obj is None:
             return
         version = obj["metadata"].get("resourceVersion", "")
-        if self._pending_written.get(key) == (reason, message, version):
+        words = (reason, message, version)
+        if self._pending_written.get(key) == words:
             return  # written from this version; its watch event has not arrived yet
         patch = pending_patch(obj, reason, message, time.time())
         if patch is None:
             return
-        patched = await self._writer.patch_status(obj, patch)
-        if patched is not None:
-            self._pending_written[key] = (reason, message, version)
-            self._writer.event(patched, "Pending", message, warning=True)
+        self._pending_written[key] = words
+        patched = await self._patch(obj, patch)
+        if patched is None:
+            if self._pending_written.get(key) == words:
+                del self._pending_written[key]
+            return
+        self._writer.event(patched, "Pending", message, warning=True)
 
     async def _preempt(self, decision: Preempt) -> None:
-        await asyncio.gather(*(self._evict(v.key, v) for v in decision.victims))
+        cq = decision.cluster_queue
+        await asyncio.gather(*(self._evict(v.key, v, cq) for v in decision.victims))
         await self._pending(decision.key, decision.reason, decision.message)
 
-    async def _evict(self, key: str, victim: Victim) -> None:
+    async def _evict(self, key: str, victim: Victim, preempting_queue: str) -> None:
         obj = self._object(key)
-        if obj is None:
-            return
+        if obj is None or key in self._evicting:
+            return  # a cycle that ran while the first eviction was in flight asks again
         patch = preempt_patch(obj, victim, time.time())
         if patch is None:
             return  # already evicted: the preemptor keeps waiting for the same victim
-        async with self._preempting:
-            patched = await self._writer.patch_status(obj, patch)
+        self._evicting.add(key)
+        try:
+            async with self._preempting:
+                patched = await self._patch(obj, patch)
+        finally:
+            self._evicting.discard(key)
         if patched is not None:
+            cached = self._feed.cache.workload(key)
+            victim_queue = cached.info.cluster_queue if cached is not None else ""
+            metrics.preempted(victim_queue, preempting_queue, victim.reason)
             self._writer.event(patched, "Preempted", victim.message)
 
-    async def release_evicted(self) -> None:
+    def release_evicted(self) -> None:
         """Bare Workloads have no job to stop: clear their reservation, as upstream's
         workload controller does for workloads without a job."""
         for key in sorted(self._feed.to_release):
             obj = self._object(key)
             if obj is not None:
-                await self._writer.patch_status(obj, release_patch(obj, time.time()))
+                self._spawn(self._release(obj))
             # The watch event of the write (or of whatever beat it) decides again.
             self._feed.to_release.discard(key)
 
-    async def write_unqueueable(self) -> None:
+    async def _release(self, obj: Object) -> None:
+        await self._patch(obj, release_patch(obj, time.time()))
+
+    def write_unqueueable(self) -> None:
         """What Kueue's workload controller says of workloads no cycle will look at."""
         blocked = {**self._feed.unqueueable, **self._feed.inactive_pending()}
         for key, message in blocked.items():
-            await self._pending(key, "Inadmissible", message)
+            obj = self._object(key)
+            version = "" if obj is None else obj["metadata"].get("resourceVersion", "")
+            if self._pending_written.get(key) != ("Inadmissible", message, version):
+                self._spawn(self._pending(key, "Inadmissible", message))
+
+
+def _version(obj: Object) -> str:
+    return str(obj["metadata"].get("resourceVersion", ""))

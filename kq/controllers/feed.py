@@ -160,6 +160,11 @@ class CoreFeed:
     def refeed(self, obj: Object) -> None:
         """Route a stored workload again (its admission write failed)."""
         self._workload(obj)
+        self._on_change()
+
+    def changed(self) -> None:
+        """Something outside the informers' events (a failed write) needs another cycle."""
+        self._on_change()
 
     def _workload(self, obj: Object) -> None:
         key = object_key(obj)

@@ -10,6 +10,7 @@ import structlog
 
 from kq.api.localqueue import LocalQueue
 from kq.controllers.feed import CoreFeed
+from kq.controllers.metrics import QueueGauges
 from kq.controllers.patches import find
 from kq.runtime.client import KubeClient
 from kq.runtime.errors import ApiError
@@ -81,9 +82,11 @@ class QueueStatusWriter:
         self._is_leader = is_leader
         # What we last wrote, so a burst of cycles before the watch catches up writes once.
         self._written: dict[tuple[str, str], Object] = {}
+        self._gauges = QueueGauges()
         self.writes = 0
 
     async def sync(self) -> None:
+        self._gauges.refresh(self._feed)
         for obj in self._cluster_queues.values():
             name = obj["metadata"]["name"]
             desired = desired_cluster_queue_status(self._feed, name)

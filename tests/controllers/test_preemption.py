@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from kq.controllers.admission import AdmissionController
+from kq.observability.metrics import REGISTRY
 from kq.runtime.client import KubeClient
 from tests.controllers.helpers import (
     WPC_SOURCE,
@@ -87,6 +88,10 @@ async def test_higher_priority_preempts_lower_in_cluster_queue(
     assert (evicted["status"], evicted["reason"]) == ("True", "Preempted")
     assert (preempted["status"], preempted["reason"]) == ("True", "InClusterQueue")
     assert "due to prioritization in the ClusterQueue" in preempted["message"]
+    labels = {"preempting_cluster_queue": cq, "reason": "InClusterQueue"}
+    assert REGISTRY.get_sample_value("kueue_preempted_workloads_total", labels) == 1
+    labels = {"cluster_queue": cq, "reason": "Preempted"}
+    assert REGISTRY.get_sample_value("kueue_evicted_workloads_total", labels) == 1
     # Released as a job integration would: no reservation, requeued, and pending again.
     assert "admission" not in victim["status"]
     assert not is_true(victim, "QuotaReserved")

@@ -8,10 +8,10 @@ import time
 import pytest
 from aiohttp import web
 
-from kq.runtime.client import retry_on_conflict
+from kq.runtime.client import kind_key, retry_on_conflict
 from kq.runtime.errors import ApiError
 from kq.runtime.ratelimit import TokenBucket
-from kq.runtime.resources import CLUSTER_QUEUES, WORKLOADS
+from kq.runtime.resources import CLUSTER_QUEUES, EVENTS, WORKLOADS
 from tests.runtime.stub import serve
 
 
@@ -82,3 +82,35 @@ async def test_token_bucket_paces_after_the_burst() -> None:
         await bucket.acquire()
     # 5 free, then 5 more at 20/s: about 0.25 s.
     assert 0.2 <= time.monotonic() - started < 0.6
+
+
+async def test_each_kind_has_its_own_limiter_and_requests_are_counted() -> None:
+    async def route(_: web.Request) -> web.StreamResponse:
+        return web.json_response({})
+
+    async with serve(route, qps=5, burst=3) as (_, client):
+        started = time.monotonic()
+        for _ in range(3):
+            await client.get(WORKLOADS, "w", "ns")
+            await client.merge_patch(WORKLOADS, "w", {}, namespace="ns", subresource="status")
+        # Workloads spent their burst of 3 and waited for 3 more tokens at 5/s; Events did not.
+        assert time.monotonic() - started >= 0.5
+        started = time.monotonic()
+        await client.create(EVENTS, {"metadata": {"namespace": "ns"}})
+        assert time.monotonic() - started < 0.15
+    assert client.requests == {
+        ("GET", "workloads.kueue.x-k8s.io"): 3,
+        ("PATCH", "workloads.kueue.x-k8s.io"): 3,
+        ("POST", "events"): 1,
+    }
+
+
+def test_kind_key_names_plural_and_group() -> None:
+    assert kind_key("/api/v1/namespaces/a/pods/p/status") == "pods"
+    assert kind_key("/api/v1/namespaces/a") == "namespaces"
+    assert kind_key("/api/v1/namespaces") == "namespaces"
+    assert (
+        kind_key("/apis/kueue.x-k8s.io/v1beta1/clusterqueues/cq") == "clusterqueues.kueue.x-k8s.io"
+    )
+    assert kind_key("/apis/batch/v1/namespaces/a/jobs?watch=true") == "jobs.batch"
+    assert kind_key("/version") == "/version"
