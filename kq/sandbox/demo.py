@@ -174,6 +174,9 @@ def _story(kubectl: Kubectl) -> None:
     for name, wl in sorted(_workloads(kubectl).items()):
         if not _is(wl, "Admitted"):
             print(f"  {name}: {_condition(wl, 'QuotaReserved').get('message')}")
+    # ClusterQueue status is batched (1 s, as Kueue), so it trails the Workloads a little.
+    _until("the ClusterQueue reports the 3-slice JobSet's 24 chips in use",
+           lambda: _chips_in_use(kubectl) == "24")  # fmt: skip
     print(f"  cluster-queue flavorsUsage: {_chips_in_use(kubectl)} of 24 chips\n")
     _until("the 3-slice JobSet runs 6 pods, each child Job on its own node pool",
            lambda: _pools_by_child_job(kubectl, "multislice-3slice") == 3)  # fmt: skip
@@ -190,4 +193,5 @@ def _story(kubectl: Kubectl) -> None:
            lambda: all(_is(wl, "Finished") for wl in _workloads(kubectl).values()))  # fmt: skip
     _show(kubectl, "all finished", "get", "workloads")
     _show(kubectl, "every JobSet completed", "get", "jobsets")
+    _until("the ClusterQueue reports no chips in use", lambda: _chips_in_use(kubectl) == "0")
     print(f"  cluster-queue flavorsUsage: {_chips_in_use(kubectl)} of 24 chips")
