@@ -16,6 +16,8 @@ from typing import Any, TypeVar
 
 import yaml
 
+from kq.api.selectors import parse_label_selector
+
 API_VERSION = "config.kueue.x-k8s.io/v1beta1"
 KIND = "Configuration"
 
@@ -92,10 +94,26 @@ class Webhook:
     """Address to listen on; empty means every interface, as in Kueue."""
 
 
+NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"
+"""The label the API server puts on every Namespace, with the namespace's name."""
+
+
+def default_namespace_selector(namespace: str) -> dict[str, Any]:
+    """Kueue's default ``managedJobsNamespaceSelector``: every namespace but the system ones."""
+    return {
+        "matchExpressions": [
+            {"key": NAMESPACE_NAME_LABEL, "operator": "NotIn", "values": ["kube-system", namespace]}
+        ]
+    }
+
+
 @dataclass(frozen=True)
 class KqConfig:
     namespace: str = "kueue-system"
     manage_jobs_without_queue_name: bool = False
+    managed_jobs_namespace_selector: Mapping[str, Any] | None = None
+    """``managedJobsNamespaceSelector``; None stands for Kueue's default, which depends on
+    ``namespace`` (see ``jobs_namespace_selector``)."""
     wait_for_pods_ready: WaitForPodsReady = field(default_factory=WaitForPodsReady)
     frameworks: tuple[str, ...] = ("batch/job",)
     fair_sharing: FairSharing = field(default_factory=FairSharing)
@@ -110,6 +128,13 @@ class KqConfig:
     @property
     def lease_namespace(self) -> str:
         return self.leader_election.resource_namespace or self.namespace
+
+    @property
+    def jobs_namespace_selector(self) -> Mapping[str, Any]:
+        """The label selector a job's namespace must match for kq to manage the job."""
+        if self.managed_jobs_namespace_selector is None:
+            return default_namespace_selector(self.namespace)
+        return self.managed_jobs_namespace_selector
 
 
 # -- durations -------------------------------------------------------------------------------
@@ -304,6 +329,53 @@ def _leader_election(top: _Section) -> LeaderElection:
     return election
 
 
+_SELECTOR_OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist")
+
+
+def _namespace_selector(top: _Section, namespace: str) -> dict[str, Any] | None:
+    """``managedJobsNamespaceSelector``, checked as Kueue checks it.
+
+    A metav1.LabelSelector (``In``/``NotIn`` need values, ``Exists``/``DoesNotExist`` take
+    none) that must not select ``kube-system`` or kq's own namespace.
+    """
+    path = "managedJobsNamespaceSelector"
+    raw = top.data.get(path)
+    if raw is None:
+        return None
+    s = top.section(path, {"matchLabels", "matchExpressions"})
+    match_labels = s.data.get("matchLabels") or {}
+    if not isinstance(match_labels, dict) or not all(
+        isinstance(k, str) and isinstance(v, str) for k, v in match_labels.items()
+    ):
+        raise ConfigError(f"{s.where('matchLabels')}: must map label keys to string values")
+    expressions = s.data.get("matchExpressions") or []
+    if not isinstance(expressions, list):
+        raise ConfigError(f"{s.where('matchExpressions')}: must be a list")
+    for index, item in enumerate(expressions):
+        e = _Section(item, f"{s.where('matchExpressions')}[{index}]", {"key", "operator", "values"})
+        if not e.text("key", ""):
+            raise ConfigError(f"{e.where('key')}: must not be empty")
+        operator = e.text("operator", "")
+        values = e.data.get("values") or []
+        if operator not in _SELECTOR_OPERATORS:
+            raise ConfigError(
+                f"{e.where('operator')}: must be one of {', '.join(_SELECTOR_OPERATORS)}"
+            )
+        if not isinstance(values, list) or not all(isinstance(v, str) for v in values):
+            raise ConfigError(f"{e.where('values')}: must be a list of strings")
+        if operator in ("In", "NotIn") and not values:
+            raise ConfigError(f"{e.where('values')}: must be specified when operator is {operator}")
+        if operator in ("Exists", "DoesNotExist") and values:
+            raise ConfigError(
+                f"{e.where('values')}: may not be specified when operator is {operator}"
+            )
+    selector = parse_label_selector(raw)
+    for protected in ("kube-system", namespace):
+        if selector is not None and selector.matches({NAMESPACE_NAME_LABEL: protected}):
+            raise ConfigError(f'{path}: should not match the "{protected}" namespace')
+    return dict(raw)
+
+
 def _address(s: _Section, key: str, default: str) -> str:
     value = s.text(key, default)
     _, sep, port = value.rpartition(":")
@@ -317,6 +389,7 @@ _TOP = {
     "kind",
     "namespace",
     "manageJobsWithoutQueueName",
+    "managedJobsNamespaceSelector",
     "waitForPodsReady",
     "integrations",
     "fairSharing",
@@ -359,6 +432,7 @@ def parse_config(document: object) -> KqConfig:
     return KqConfig(
         namespace=namespace,
         manage_jobs_without_queue_name=top.flag("manageJobsWithoutQueueName", False),
+        managed_jobs_namespace_selector=_namespace_selector(top, namespace),
         wait_for_pods_ready=_wait_for_pods_ready(top),
         frameworks=top.section(
             "integrations", {"frameworks", "externalFrameworks", "podOptions"}

@@ -171,3 +171,69 @@ def test_validation_names_the_field(document: object, message: str) -> None:
     with pytest.raises(ConfigError) as caught:
         parse_config(document)
     assert str(caught.value).startswith(message)
+
+
+def test_managed_jobs_namespace_selector_defaults_to_all_but_the_system_namespaces() -> None:
+    expected = {
+        "matchExpressions": [
+            {
+                "key": "kubernetes.io/metadata.name",
+                "operator": "NotIn",
+                "values": ["kube-system", "kq-system"],
+            }
+        ]
+    }
+    assert parse_config({"namespace": "kq-system"}).jobs_namespace_selector == expected
+    assert KqConfig(namespace="kq-system").jobs_namespace_selector == expected
+    assert KqConfig().jobs_namespace_selector["matchExpressions"][0]["values"] == [
+        "kube-system",
+        "kueue-system",
+    ]
+
+
+def test_managed_jobs_namespace_selector_is_read() -> None:
+    selector = {
+        "matchLabels": {"managed-by-kueue": "true"},
+        "matchExpressions": [{"key": "team", "operator": "Exists"}],
+    }
+    config = parse_config({"managedJobsNamespaceSelector": selector})
+    assert config.managed_jobs_namespace_selector == selector
+    assert config.jobs_namespace_selector == selector
+
+
+@pytest.mark.parametrize(
+    ("selector", "message"),
+    [
+        ({}, 'managedJobsNamespaceSelector: should not match the "kube-system" namespace'),
+        (
+            {"matchExpressions": [{"key": "kubernetes.io/metadata.name", "operator": "NotIn",
+                                   "values": ["kube-system"]}]},
+            'managedJobsNamespaceSelector: should not match the "kueue-system" namespace',
+        ),
+        ("team=a", "managedJobsNamespaceSelector: must be a mapping"),
+        ({"matchLabel": {}}, "managedJobsNamespaceSelector.matchLabel: unknown field"),
+        ({"matchLabels": {"a": 1}}, "managedJobsNamespaceSelector.matchLabels:"),
+        (
+            {"matchExpressions": [{"key": "a", "operator": "Gt", "values": ["1"]}]},
+            "managedJobsNamespaceSelector.matchExpressions[0].operator:",
+        ),
+        (
+            {"matchExpressions": [{"key": "a", "operator": "In"}]},
+            "managedJobsNamespaceSelector.matchExpressions[0].values: must be specified",
+        ),
+        (
+            {"matchExpressions": [{"key": "a", "operator": "Exists", "values": ["x"]}]},
+            "managedJobsNamespaceSelector.matchExpressions[0].values: may not be specified",
+        ),
+        (
+            {"matchExpressions": [{"operator": "Exists"}]},
+            "managedJobsNamespaceSelector.matchExpressions[0].key: must not be empty",
+        ),
+    ],
+)  # fmt: skip
+def test_managed_jobs_namespace_selector_is_validated_as_upstream(
+    selector: object, message: str
+) -> None:
+    with pytest.raises(ConfigError) as caught:
+        parse_config({"managedJobsNamespaceSelector": selector})
+    assert str(caught.value).startswith(message)

@@ -23,7 +23,8 @@ serves gets an informer; a kind that is not served (no CRD) is skipped with a lo
 Workloads, ResourceFlavors, WorkloadPriorityClasses, PriorityClasses, Namespaces and
 LocalQueues are watched once for all kinds. One work queue holds job keys
 ``<framework>/<namespace>/<name>``, added on changes of the job and of the Workloads it
-controls. Every job is reconciled again when leadership is gained.
+controls, of its namespace's labels (``managedJobsNamespaceSelector``) and of the
+WorkloadPriorityClass it names. Every job is reconciled again when leadership is gained.
 """
 
 from __future__ import annotations
@@ -112,6 +113,8 @@ class JobControllers:
             kind.informer.add_handler(self._enqueue.job(kind))
         self._informers["Workload"].add_handler(self._enqueue.workload)
         self._informers["ResourceFlavor"].add_handler(self._enqueue.flavor)
+        self._informers["Namespace"].add_handler(self._enqueue.namespace)
+        self._informers["WorkloadPriorityClass"].add_handler(self._enqueue.workload_priority_class)
 
     @classmethod
     async def create(

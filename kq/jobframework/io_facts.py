@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kq.api.selectors import LabelSelector, parse_label_selector
-from kq.config import KqConfig
+from kq.config import NAMESPACE_NAME_LABEL, KqConfig, default_namespace_selector
 from kq.jobframework.constants import DEFAULT_LOCAL_QUEUE
 from kq.jobframework.interface import GenericJob
 from kq.jobframework.objects import Obj, controller_owner, labels, meta, name, namespace
@@ -17,21 +17,6 @@ from kq.jobframework.reconciler import ClusterFacts
 from kq.jobframework.workload import is_admitted
 from kq.runtime.store import OWNER_INDEX, Store
 from kq.webhooks.jobs import WebhookFacts
-
-NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"
-
-
-def default_namespace_selector(controller_namespace: str) -> dict[str, Any]:
-    """Upstream's default ``managedJobsNamespaceSelector``: all but the system namespaces."""
-    return {
-        "matchExpressions": [
-            {
-                "key": NAMESPACE_NAME_LABEL,
-                "operator": "NotIn",
-                "values": ["kube-system", controller_namespace],
-            }
-        ]
-    }
 
 
 @dataclass(frozen=True)
@@ -54,7 +39,7 @@ class JobFrameworkOptions:
         return cls(
             frameworks=tuple(config.frameworks),
             manage_jobs_without_queue_name=config.manage_jobs_without_queue_name,
-            managed_jobs_namespace_selector=default_namespace_selector(config.namespace),
+            managed_jobs_namespace_selector=config.jobs_namespace_selector,
             wait_for_pods_ready=config.wait_for_pods_ready.enable,
             events_namespace=config.namespace,
         )
@@ -111,10 +96,17 @@ class FactSource:
         )
 
     def namespace_managed(self, ns: str) -> bool:
+        """Whether namespace ``ns`` matches ``managedJobsNamespaceSelector``.
+
+        A namespace not in the cache is judged by its name label alone. Upstream skips the
+        job instead, but the embedded API server keeps no object for ``default``, and a real
+        one only lags: the Namespace handler reconciles the job again when it arrives.
+        """
         if self._selector is None:
             return False
         obj = self._caches.namespaces.get(ns)
         ns_labels = dict(labels(obj)) if obj is not None else {}
+        # The API server sets this label on every Namespace; the embedded one may not.
         ns_labels.setdefault(NAMESPACE_NAME_LABEL, ns)
         return self._selector.matches(ns_labels)
 

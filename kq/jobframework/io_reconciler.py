@@ -7,11 +7,21 @@ from dataclasses import dataclass
 
 import structlog
 
+from kq.api.priority import PRIORITY_CLASS_LABEL
 from kq.jobframework.admission import FlavorNotFound
 from kq.jobframework.interface import GenericJob
 from kq.jobframework.io_apply import ActionApplier
 from kq.jobframework.io_facts import Caches, FactSource
-from kq.jobframework.objects import Obj, controller_owner, dig, meta, name, namespace, uid
+from kq.jobframework.objects import (
+    Obj,
+    controller_owner,
+    dig,
+    labels,
+    meta,
+    name,
+    namespace,
+    uid,
+)
 from kq.jobframework.reconciler import decide, job_deleted
 from kq.runtime.backoff import Backoff
 from kq.runtime.client import KubeClient
@@ -20,7 +30,7 @@ from kq.runtime.events import EventRecorder
 from kq.runtime.informer import Informer
 from kq.runtime.reconciler import Result
 from kq.runtime.resources import Resource
-from kq.runtime.store import NAMESPACE_INDEX, OWNER_INDEX, Change
+from kq.runtime.store import NAMESPACE_INDEX, OWNER_INDEX, Change, EventType
 from kq.runtime.workqueue import WorkQueue
 
 CONTROLLER = "job"
@@ -137,6 +147,29 @@ class Enqueuer:
             assignments = dig(wl, "status", "admission", "podSetAssignments") or ()
             if any(flavor in (a.get("flavors") or {}).values() for a in assignments):
                 self._owner_of(wl)
+
+    def namespace(self, change: Change) -> None:
+        """Its labels decide whether kq manages the jobs in it (managedJobsNamespaceSelector)."""
+        if change.type is EventType.DELETED:
+            return
+        if change.old is not None and labels(change.old) == labels(change.obj):
+            return
+        ns = name(change.obj)
+        for kind in self._kinds.values():
+            for job in kind.informer.store.by_index(NAMESPACE_INDEX, ns):
+                self._queue.add(kind.key(ns, name(job)))
+
+    def workload_priority_class(self, change: Change) -> None:
+        """Jobs naming a WorkloadPriorityClass wait for it to exist and follow its value."""
+        if change.type is EventType.DELETED:
+            return
+        if change.old is not None and change.old.get("value") == change.obj.get("value"):
+            return
+        wpc = name(change.obj)
+        for kind in self._kinds.values():
+            for job in kind.informer.store.values():
+                if labels(job).get(PRIORITY_CLASS_LABEL) == wpc:
+                    self._queue.add(kind.key(namespace(job), name(job)))
 
     def _owner_of(self, workload: Obj) -> None:
         owner = controller_owner(workload)

@@ -40,7 +40,8 @@ def is_managed(
     """Jobs naming a queue are managed; others only under ``manageJobsWithoutQueueName``.
 
     ``namespace_managed`` is whether the job's namespace matches
-    ``managedJobsNamespaceSelector``; it only matters for jobs without a queue name.
+    ``managedJobsNamespaceSelector``; here it only matters for jobs without a queue name, as
+    in upstream's webhook. The reconciler checks the namespace of every job before this.
     """
     if queue_name(job).name:
         return True

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
+from kq.api.priority import PRIORITY_CLASS_LABEL, WORKLOAD_PRIORITY_CLASS_SOURCE
 from kq.jobframework import lifecycle
 from kq.jobframework.actions import (
     Action,
@@ -44,6 +45,7 @@ from kq.jobframework.objects import (
     find_condition,
     is_deleting,
     key,
+    labels,
     meta,
     name,
     namespace,
@@ -84,10 +86,10 @@ def decide(
         return []
     if is_deleting(job):
         return job_deleted(workloads)
-    if not is_managed(
-        job,
-        manage_jobs_without_queue_name=facts.manage_jobs_without_queue_name,
-        namespace_managed=facts.namespace_managed,
+    # Upstream respects managedJobsNamespaceSelector for every job, queue name or not
+    # (ManagedJobsNamespaceSelectorAlwaysRespected, GA and locked on since Kueue v0.19).
+    if not facts.namespace_managed or not is_managed(
+        job, manage_jobs_without_queue_name=facts.manage_jobs_without_queue_name
     ):
         return []
     if facts.ancestor_admitted is not None:
@@ -97,8 +99,10 @@ def decide(
     if done:
         return actions
     if workload is not None and is_finished(workload):
+        # FinishedWorkload went out with the write that declared the Workload finished; upstream
+        # repeats it here and relies on client-go's event correlator to fold the two.
         if RESOURCE_IN_USE_FINALIZER in (meta(workload).get("finalizers") or ()):
-            actions += [_finished_event(workload), _remove_finalizer(workload)]
+            actions.append(_remove_finalizer(workload))
         return actions
     if workload is not None and is_deleting(workload):
         stop_actions, job = lifecycle.stop(
@@ -178,7 +182,12 @@ def _ensure_one_workload(
         ]
         return actions, job, {**to_update, "spec": update}, False
     if match is not None:
-        actions += _sync_priority(integration, job, match, facts)
+        synced, blocked = _sync_priority(integration, job, match, facts)
+        for action in synced:
+            if isinstance(action, UpdateWorkloadSpec):
+                # Later steps (a queue-name sync) must build on the updated spec.
+                match = {**match, "spec": action.spec}
+        return [*actions, *synced], job, match, blocked
     return actions, job, match, False
 
 
@@ -192,20 +201,46 @@ def _spec_for(integration: GenericJob, job: Job, facts: ClusterFacts) -> dict[st
 
 def _sync_priority(
     integration: GenericJob, job: Job, workload: Obj, facts: ClusterFacts
-) -> list[Action]:
-    """A changed WorkloadPriorityClass label (or class value) reaches the Workload."""
-    pod_sets = integration.pod_sets(job)
-    priority = resolve_priority(integration, job, pod_sets, facts.priorities)
-    if isinstance(priority, PriorityNotFound) or not priority.class_name:
-        return []
-    spec = dict(workload.get("spec") or {})
-    if priority.source != spec.get("priorityClassSource") or (
-        spec.get("priorityClassName"),
-        spec.get("priority"),
-    ) == (priority.class_name, priority.value):
-        return []
-    spec.update(priorityClassName=priority.class_name, priority=priority.value)
-    return [UpdateWorkloadSpec(namespace(workload), name(workload), spec)]
+) -> tuple[list[Action], bool]:
+    """The Workload follows the job's ``kueue.x-k8s.io/priority-class`` label.
+
+    As upstream's ``UpdateWorkloadPriority``: a Workload whose priority came from a pod
+    PriorityClass never follows the label, nor does one that holds quota without any class
+    (the API server refuses to add a class then). A class that does not exist blocks the
+    rest of the reconcile with a Warning, until it is created. The second value says so.
+    """
+    spec = workload.get("spec") or {}
+    source = str(spec.get("priorityClassSource") or "")
+    if (not source and has_quota_reservation(workload)) or (
+        source and source != WORKLOAD_PRIORITY_CLASS_SOURCE
+    ):
+        return [], False
+    current = str(spec.get("priorityClassName") or "") if source else ""
+    wanted = labels(job).get(PRIORITY_CLASS_LABEL, "")
+    if current == wanted:
+        # Same class: only its value may have changed. Upstream's WorkloadPriorityClass
+        # controller propagates that; kq does it here for the Workloads of jobs.
+        value = facts.priorities.workload_classes.get(wanted)
+        if not wanted or value is None or value == spec.get("priority"):
+            return [], False
+        return [
+            UpdateWorkloadSpec(namespace(workload), name(workload), {**spec, "priority": value})
+        ], False
+    priority = resolve_priority(integration, job, integration.pod_sets(job), facts.priorities)
+    if isinstance(priority, PriorityNotFound):
+        return [Event(priority.reason, priority.message, "Warning")], True
+    updated = {
+        k: v for k, v in spec.items() if k not in ("priorityClassName", "priorityClassSource")
+    }
+    updated["priority"] = priority.value
+    if priority.class_name:
+        updated.update(priorityClassName=priority.class_name, priorityClassSource=priority.source)
+    if updated == spec:
+        return [], False
+    return [
+        UpdateWorkloadSpec(namespace(workload), name(workload), updated),
+        Event(REASON_UPDATED_WORKLOAD, f"Updated workload priority class: {key(workload)}"),
+    ], False
 
 
 def _create_workload(integration: GenericJob, job: Job, facts: ClusterFacts) -> list[Action]:

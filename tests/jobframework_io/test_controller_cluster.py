@@ -192,7 +192,10 @@ def find(obj: dict[str, Any], type_: str) -> dict[str, Any] | None:
 
 @asynccontextmanager
 async def scenario(
-    cluster: Cluster, cache: Path, is_leader: Callable[[], bool] = lambda: True
+    cluster: Cluster,
+    cache: Path,
+    is_leader: Callable[[], bool] = lambda: True,
+    config: KqConfig | None = None,
 ) -> AsyncIterator[Scenario]:
     """A namespace and a ResourceFlavor of its own, and the job controllers running."""
     suffix = uuid.uuid4().hex[:8]
@@ -207,7 +210,7 @@ async def scenario(
                 "spec": {"nodeLabels": FLAVOR_LABELS},
             },
         )
-        config = KqConfig(frameworks=("batch/job", "jobset.x-k8s.io/jobset"))
+        config = config or KqConfig(frameworks=("batch/job", "jobset.x-k8s.io/jobset"))
         task = asyncio.create_task(
             run_job_integrations(client, build_plugin_manager(), config=config, is_leader=is_leader)
         )
@@ -349,9 +352,14 @@ async def test_job_lifecycle_through_the_api(
             )
 
         await eventually(finished)
-        await eventually(
-            lambda: event("FinishedWorkload", f"Workload '{s.ns}/{wl_name}' is declared finished")
-        )
+        # Once, though the finish and the finalizer removal are two reconciles (and more run
+        # while the job's and the Workload's new versions reach the caches).
+        announced = [r for r, _ in await s.events(kind, "sample") if r == "FinishedWorkload"]
+        assert announced == ["FinishedWorkload"]
+        assert (
+            "FinishedWorkload",
+            f"Workload '{s.ns}/{wl_name}' is declared finished",
+        ) in await s.events(kind, "sample")
 
 
 def templates(job: dict[str, Any]) -> list[dict[str, Any]]:
@@ -456,7 +464,8 @@ async def test_webhooks_answer_from_the_controllers_caches(
         assert controllers.frameworks == ["batch/job"]
         task = asyncio.create_task(controllers.run())
         try:
-            await asyncio.wait_for(controllers.synced(), TIMEOUT)
+            async with asyncio.timeout(TIMEOUT):
+                await controllers.synced()
             job = batch_job(ns)
             del job["metadata"]["labels"]
             job["spec"]["suspend"] = False

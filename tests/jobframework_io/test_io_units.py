@@ -8,13 +8,14 @@ from kq.config import KqConfig, WaitForPodsReady
 from kq.jobframework import GenericJob
 from kq.jobframework.io_apply import with_conditions
 from kq.jobframework.io_facts import Caches, FactSource, JobFrameworkOptions
-from kq.jobframework.io_reconciler import JobKind, JobReconciler
+from kq.jobframework.io_reconciler import Enqueuer, JobKind, JobReconciler
 from kq.runtime.client import KubeClient
 from kq.runtime.events import EventRecorder
 from kq.runtime.informer import Informer
 from kq.runtime.reconciler import Result
 from kq.runtime.resources import JOBS
-from kq.runtime.store import Store
+from kq.runtime.store import Change, EventType, Store
+from kq.runtime.workqueue import WorkQueue
 from kq.webhooks import WebhookFacts
 
 
@@ -109,6 +110,58 @@ def test_facts_carry_flavors_priorities_and_namespace_labels() -> None:
     assert facts.namespace_managed
     assert facts.ancestor_admitted is None
     assert not source.facts(job(ns="team-b")).namespace_managed
+
+
+def test_a_namespace_missing_from_the_cache_is_judged_by_its_name() -> None:
+    """The embedded API server keeps no Namespace ``default``; a real one's cache may lag."""
+    source = FactSource(caches(), JobFrameworkOptions(), {})
+    assert source.facts(job(ns="default")).namespace_managed
+    assert source.webhook_facts("default", job(ns="default")).namespace_managed
+    assert not source.facts(job(ns="kube-system")).namespace_managed
+    labelled = FactSource(
+        caches(),
+        JobFrameworkOptions(managed_jobs_namespace_selector={"matchLabels": {"a": "b"}}),
+        {},
+    )
+    assert not labelled.facts(job(ns="default")).namespace_managed
+
+
+async def test_namespace_and_priority_class_changes_enqueue_the_jobs_they_concern(
+    integrations: dict[str, GenericJob],
+) -> None:
+    jobs = Store()
+    wpc_label = {"kueue.x-k8s.io/queue-name": "lq", "kueue.x-k8s.io/priority-class": "high"}
+    labelled = job("a", labels=wpc_label)
+    for item in (labelled, job("b"), job("c", ns="team-b")):
+        jobs.upsert(item)
+    informer = Informer(cast(KubeClient, NoClient()), JOBS)
+    informer.store = jobs
+    kinds = {"batch/job": JobKind("batch/job", integrations["batch/job"], JOBS, informer)}
+    queue = WorkQueue("test")
+    enqueue = Enqueuer(queue, kinds, caches())
+
+    async def keys() -> set[str]:
+        taken = set()
+        while len(queue):
+            item = await queue.get()
+            queue.done(item.key)
+            taken.add(item.key)
+        return taken
+
+    team_a = obj("team-a", metadata={"labels": {"kq": "on"}})
+    enqueue.namespace(Change(EventType.MODIFIED, team_a, obj("team-a")))
+    assert await keys() == {"batch/job/team-a/a", "batch/job/team-a/b"}
+    enqueue.namespace(Change(EventType.MODIFIED, team_a, team_a))  # status only
+    enqueue.namespace(Change(EventType.DELETED, team_a, None))
+    assert await keys() == set()
+
+    wpc = obj("high", value=10)
+    enqueue.workload_priority_class(Change(EventType.ADDED, wpc, None))
+    assert await keys() == {"batch/job/team-a/a"}
+    enqueue.workload_priority_class(Change(EventType.MODIFIED, {**wpc, "value": 20}, wpc))
+    assert await keys() == {"batch/job/team-a/a"}
+    enqueue.workload_priority_class(Change(EventType.MODIFIED, wpc, wpc))
+    assert await keys() == set()
 
 
 def test_a_child_waits_for_its_managed_ancestors_admission(
@@ -262,7 +315,8 @@ async def test_an_unknown_flavor_retries_later_with_backoff(
             ],
         },
     )
-    subject = reconciler(integrations, caches(workloads=[workload]), jobs, leader=True)
+    stores = caches(workloads=[workload], namespaces=[obj("team-a")])
+    subject = reconciler(integrations, stores, jobs, leader=True)
     first = await subject.reconcile("batch/job/team-a/j")
     second = await subject.reconcile("batch/job/team-a/j")
     assert first.requeue_after is not None

@@ -8,7 +8,9 @@ from typing import Any
 import pytest
 
 from kq.jobframework import GenericJob
+from kq.jobframework.io_facts import Caches, FactSource, JobFrameworkOptions
 from kq.jobframework.queue_name import DEPRECATED_ANNOTATION_MESSAGE
+from kq.runtime.store import Store
 from kq.webhooks import (
     MUTATE_JOBS,
     VALIDATE_JOBS,
@@ -234,3 +236,31 @@ async def test_handlers_adapt_to_the_webhook_server(hooks: JobWebhooks) -> None:
     assert "uid" not in fields
     assert fields["allowed"] is True
     assert apply_patch(job, decoded_patch(fields))["spec"]["suspend"] is True
+
+
+def test_mutate_honours_the_managed_jobs_namespace_selector(
+    integrations: dict[str, GenericJob],
+) -> None:
+    """Unlabelled jobs are suspended (manageJobsWithoutQueueName) only in selected namespaces;
+    a job naming a queue is suspended everywhere, as upstream's webhook does."""
+    namespaces = Store()
+    for ns, ns_labels in (("team-a", {"kq": "on"}), ("team-b", {})):
+        namespaces.upsert({"metadata": {"name": ns, "labels": ns_labels}})
+    caches = Caches(Store(), Store(), Store(), Store(), namespaces, Store())
+    options = JobFrameworkOptions(
+        manage_jobs_without_queue_name=True,
+        managed_jobs_namespace_selector={"matchLabels": {"kq": "on"}},
+    )
+    hooks = JobWebhooks(integrations, FactSource(caches, options, {}).webhook_facts)
+
+    def suspended(ns: str, queue: bool) -> bool:
+        job = unsuspended(example("s3/job.yaml", "sample-job"))
+        job["metadata"]["namespace"] = ns
+        if not queue:
+            del job["metadata"]["labels"]["kueue.x-k8s.io/queue-name"]
+        patched = apply_patch(job, decoded_patch(response(hooks.mutate(review(job)))))
+        return bool(patched["spec"]["suspend"])
+
+    assert suspended("team-a", queue=False)
+    assert not suspended("team-b", queue=False)
+    assert suspended("team-b", queue=True)

@@ -1,0 +1,264 @@
+"""deploy/: the manifests are valid on both API servers, and RBAC grants exactly what kq uses.
+
+``USED`` lists every (API group, resource, verb) ``kq run`` needs, with where in the code the
+request is made. Two guards keep it honest: every Resource constant the controller's code
+imports from ``kq.runtime.resources`` must be in it, and so must the kind of every job
+framework ``deploy/config.yaml`` enables. The ClusterRole and the Role must then grant
+``USED`` and nothing else; on the real kube-apiserver ``kubectl auth can-i`` confirms each
+grant reaches the ServiceAccount.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from kq.config import LeaderElection, parse_config
+from kq.jobframework.registry import job_integrations
+from kq.plugins import build_plugin_manager
+from kq.runtime import resources
+from kq.runtime.process import WEBHOOK_CONFIGURATIONS, WEBHOOK_SECRET, WEBHOOK_SERVICE
+from kq.webhooks import MUTATE_JOBS, VALIDATE_JOBS, VALIDATE_KUEUE
+from tests.harness import REPO, Cluster
+
+DEPLOY = REPO / "deploy"
+NAMESPACE = "kq-system"
+SERVICE_ACCOUNT = f"system:serviceaccount:{NAMESPACE}:kq-controller-manager"
+LEASE = LeaderElection().resource_name
+
+
+@dataclass(frozen=True)
+class Use:
+    group: str
+    resource: str
+    verbs: tuple[str, ...]
+    names: tuple[str, ...] = ()
+    """Only these objects (resourceNames); empty means any."""
+    namespaced: bool = False
+    """Only in kq's own namespace (a Role), rather than cluster-wide."""
+
+
+INFORMED = ("list", "watch")
+USED = (
+    # Informers: kq/runtime/process.py build_manager, kq/controllers/admission.py WATCHED,
+    # kq/jobframework/controller.py (the caches and one informer per served job kind).
+    Use("", "namespaces", INFORMED),
+    Use("scheduling.k8s.io", "priorityclasses", INFORMED),
+    *(
+        Use("kueue.x-k8s.io", r.plural, INFORMED)
+        for r in resources.KUEUE_KINDS
+        if r is not resources.WORKLOADS
+    ),
+    # Workloads: created, deleted and patched (finalizer, spec) by kq/jobframework/io_apply.py.
+    Use("kueue.x-k8s.io", "workloads", ("create", "delete", "list", "patch", "watch")),
+    # Status: admission and eviction (kq/controllers/writer.py, kq/jobframework/io_apply.py),
+    # queue status (kq/controllers/queue_status.py).
+    Use("kueue.x-k8s.io", "workloads/status", ("patch",)),
+    Use("kueue.x-k8s.io", "clusterqueues/status", ("patch",)),
+    Use("kueue.x-k8s.io", "localqueues/status", ("patch",)),
+    # Jobs: suspended and started by merge patch (kq/jobframework/io_apply.py); a batch Job's
+    # stop also clears status.startTime (plugins/kq_plugins/jobs/batch_job.py).
+    Use("batch", "jobs", ("list", "patch", "watch")),
+    Use("batch", "jobs/status", ("patch",)),
+    Use("jobset.x-k8s.io", "jobsets", ("list", "patch", "watch")),
+    Use("ray.io", "rayjobs", ("list", "patch", "watch")),
+    Use("kubeflow.org", "mpijobs", ("list", "patch", "watch")),
+    # kq/runtime/events.py
+    Use("", "events", ("create",)),
+    # kq/runtime/certs.py inject_ca_bundle: read-modify-write of its own configurations.
+    Use(
+        "admissionregistration.k8s.io",
+        "mutatingwebhookconfigurations",
+        ("get", "update"),
+        WEBHOOK_CONFIGURATIONS,
+    ),
+    Use(
+        "admissionregistration.k8s.io",
+        "validatingwebhookconfigurations",
+        ("get", "update"),
+        WEBHOOK_CONFIGURATIONS,
+    ),
+    # kq/runtime/leader.py: get, else create; renew by update.
+    Use("coordination.k8s.io", "leases", ("create",), namespaced=True),
+    Use(
+        "coordination.k8s.io",
+        "leases",
+        ("get", "update"),
+        (LEASE,),
+        namespaced=True,
+    ),
+    # kq/runtime/certs.py provision_from_secret: get, else create; renew by update.
+    Use("", "secrets", ("create",), namespaced=True),
+    Use("", "secrets", ("get", "update"), (WEBHOOK_SECRET,), namespaced=True),
+)
+
+
+def documents(path: Path) -> list[dict[str, Any]]:
+    return [d for d in yaml.safe_load_all(path.read_text()) if d]
+
+
+def grants() -> set[tuple[str, str, str, tuple[str, ...], bool]]:
+    """(group, resource, verb, resourceNames, namespaced) for every rule in rbac.yaml."""
+    out = set()
+    for doc in documents(DEPLOY / "rbac.yaml"):
+        if doc["kind"] not in ("ClusterRole", "Role"):
+            continue
+        namespaced = doc["kind"] == "Role"
+        assert not namespaced or doc["metadata"]["namespace"] == NAMESPACE
+        for rule in doc["rules"]:
+            names = tuple(sorted(rule.get("resourceNames") or ()))
+            for group in rule["apiGroups"]:
+                for resource in rule["resources"]:
+                    for verb in rule["verbs"]:
+                        out.add((group, resource, verb, names, namespaced))
+    return out
+
+
+def used() -> set[tuple[str, str, str, tuple[str, ...], bool]]:
+    return {
+        (u.group, u.resource, verb, tuple(sorted(u.names)), u.namespaced)
+        for u in USED
+        for verb in u.verbs
+    }
+
+
+def test_rbac_grants_exactly_what_kq_uses() -> None:
+    assert grants() == used()
+
+
+def controller_sources() -> list[Path]:
+    """The code ``kq run`` executes: kq/ and the built-in plugins, minus the sandbox."""
+    files = [*(REPO / "kq").rglob("*.py"), *(REPO / "plugins").rglob("*.py")]
+    return [f for f in files if "sandbox" not in f.parts and "crds" not in f.parts]
+
+
+def imported_resources() -> set[tuple[str, str]]:
+    """(group, plural) of every Resource constant imported from kq.runtime.resources."""
+    found = set()
+    for path in controller_sources():
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.module == "kq.runtime.resources":
+                for alias in node.names:
+                    value = getattr(resources, alias.name)
+                    values = value if isinstance(value, tuple) else (value,)
+                    found |= {
+                        (r.group, r.plural) for r in values if isinstance(r, resources.Resource)
+                    }
+    return found
+
+
+def test_every_resource_the_code_names_is_accounted_for() -> None:
+    accounted = {(u.group, u.resource) for u in USED}
+    missing = imported_resources() - accounted
+    assert not missing, f"kq uses {sorted(missing)}: add them to USED and deploy/rbac.yaml"
+
+
+def test_every_enabled_job_framework_is_accounted_for() -> None:
+    [configmap] = documents(DEPLOY / "config.yaml")
+    config = parse_config(yaml.safe_load(configmap["data"]["config.yaml"]))
+    assert config.namespace == NAMESPACE
+    plurals = {("batch", "Job"): "jobs"}
+    for path in (DEPLOY / "crds").glob("*.yaml"):
+        for crd in documents(path):
+            plurals[(crd["spec"]["group"], crd["spec"]["names"]["kind"])] = crd["spec"]["names"][
+                "plural"
+            ]
+    integrations = job_integrations(build_plugin_manager())
+    webhook_rules = {
+        (rule["apiGroups"][0], rule["apiVersions"][0], rule["resources"][0])
+        for doc in documents(DEPLOY / "webhooks.yaml")
+        for hook in doc["webhooks"]
+        for rule in hook["rules"]
+        if hook["clientConfig"]["service"]["path"] != "/validate/kueue"
+    }
+    for framework in config.frameworks:
+        gvk = integrations[framework].GVK
+        plural = plurals[(gvk.group, gvk.kind)]
+        assert {"list", "watch", "patch"} <= {
+            verb for u in USED if (u.group, u.resource) == (gvk.group, plural) for verb in u.verbs
+        }, framework
+        assert (gvk.group, gvk.version, plural) in webhook_rules, framework
+
+
+def test_webhooks_point_at_the_paths_and_names_kq_serves() -> None:
+    docs = documents(DEPLOY / "webhooks.yaml")
+    assert sorted(d["metadata"]["name"] for d in docs) == sorted(WEBHOOK_CONFIGURATIONS)
+    paths = {
+        (doc["kind"], hook["clientConfig"]["service"]["path"]): hook
+        for doc in docs
+        for hook in doc["webhooks"]
+    }
+    assert set(paths) == {
+        ("MutatingWebhookConfiguration", MUTATE_JOBS),
+        ("ValidatingWebhookConfiguration", VALIDATE_JOBS),
+        ("ValidatingWebhookConfiguration", VALIDATE_KUEUE),
+    }
+    for hook in paths.values():
+        assert hook["clientConfig"]["service"]["name"] == WEBHOOK_SERVICE
+        assert hook["clientConfig"]["service"]["namespace"] == NAMESPACE
+    [service] = documents(DEPLOY / "webhook-service.yaml")
+    assert service["metadata"]["name"] == WEBHOOK_SERVICE
+
+
+@pytest.fixture
+def kq_namespace(cluster: Cluster, kubectl_cache: Path) -> Cluster:
+    """Server-side dry runs of namespaced objects need their namespace to exist."""
+    done = cluster.kubectl("apply", "-f", str(DEPLOY / "namespace.yaml"), cache_dir=kubectl_cache)
+    assert done.returncode == 0, done.stderr
+    return cluster
+
+
+def test_deploy_applies_with_a_server_side_dry_run(
+    kq_namespace: Cluster, kubectl_cache: Path
+) -> None:
+    done = kq_namespace.kubectl(
+        "apply", "-k", str(DEPLOY), "--dry-run=server", cache_dir=kubectl_cache
+    )
+    assert done.returncode == 0, done.stderr
+    applied = [line for line in done.stdout.splitlines() if line.strip()]
+    expected = sum(1 for d in yaml.safe_load_all(kustomized(kq_namespace, kubectl_cache)) if d)
+    assert len(applied) == expected
+    assert all(line.endswith("(server dry run)") for line in applied), done.stdout
+
+
+def kustomized(cluster: Cluster, cache: Path) -> str:
+    done = cluster.kubectl("kustomize", str(DEPLOY), cache_dir=cache)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def test_the_service_account_gets_each_grant_on_the_real_server(
+    kq_namespace: Cluster, kubectl_cache: Path
+) -> None:
+    if kq_namespace.backend != "real":
+        pytest.skip("the embedded API server does not authorize requests")
+    for name in ("service-account.yaml", "rbac.yaml"):
+        done = kq_namespace.kubectl("apply", "-f", str(DEPLOY / name), cache_dir=kubectl_cache)
+        assert done.returncode == 0, done.stderr
+
+    def can(*args: str, namespace: str = "default") -> bool:
+        done = kq_namespace.kubectl(
+            "auth", "can-i", *args, "-n", namespace, f"--as={SERVICE_ACCOUNT}",
+            cache_dir=kubectl_cache,
+        )  # fmt: skip
+        return done.stdout.strip() == "yes"
+
+    for use in USED:
+        resource, _, sub = use.resource.partition("/")
+        target = f"{resource}.{use.group}" if use.group else resource
+        namespace = NAMESPACE if use.namespaced else "default"
+        for name in use.names or ("",):
+            for verb in use.verbs:
+                args = [verb, f"{target}/{name}" if name else target]
+                if sub:
+                    args.append(f"--subresource={sub}")
+                assert can(*args, namespace=namespace), args
+    assert not can("delete", "jobs.batch")
+    assert not can("get", "secrets")
+    assert not can("create", "leases.coordination.k8s.io")
+    assert not can("update", "mutatingwebhookconfigurations.admissionregistration.k8s.io/other")

@@ -1,0 +1,235 @@
+"""Scenario S1, priority and preemption variant, end to end: ``kq dev`` and the real kubectl.
+
+The seed's manifests decide the order. PriorityClass ``low-priority`` has value 100 and the
+multislice JobSets name no class, so they run at priority 0: the JobSet called
+``low-priority`` is the *higher* of the two (the scenario's "mind the order"). So the 3-slice
+JobSet fills the queue first, and ``low-priority`` then preempts it. Every "Expect" of the
+variant is checked on the way: the Workload conditions with Kueue's reasons, the JobSet
+suspended and its pods gone, the quota released, the requeue, no preemption back by the
+lower priority, and the readmission once the chips are free again.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+import pytest
+import yaml
+
+from kq.sandbox.readyline import stop, wait_for_kubeconfig
+from tests.harness import REPO
+
+EXAMPLES = REPO / "examples" / "s1"
+SPEED = 10  # the JobSets' `sleep 60` lasts 6 s: long enough to watch, short enough to wait for
+READY_TIMEOUT_S = 60.0
+STEP_TIMEOUT_S = 30.0
+JOBSET_LABEL = "jobset.sigs.k8s.io/jobset-name"
+POOL_LABEL = "cloud.google.com/gke-nodepool"
+T = TypeVar("T")
+
+pytestmark = pytest.mark.slow
+
+
+@dataclass(frozen=True)
+class Sandbox:
+    """A running ``kq dev --profile s1``, driven with the real kubectl."""
+
+    kubeconfig: Path
+    cache: Path
+
+    def kubectl(self, *args: str, input: str | None = None) -> str:
+        env = {**os.environ, "KUBECONFIG": str(self.kubeconfig), "KUBECACHEDIR": str(self.cache)}
+        done = subprocess.run(["kubectl", *args], input=input, capture_output=True, text=True,
+                              env=env, timeout=60, check=False)  # fmt: skip
+        assert done.returncode == 0, f"kubectl {' '.join(args)}: {done.stderr}"
+        return done.stdout
+
+    def get(self, *args: str) -> Any:
+        return json.loads(self.kubectl("get", *args, "-o", "json"))
+
+    def workloads(self) -> dict[str, dict[str, Any]]:
+        """Workloads by the name of the JobSet that owns them."""
+        items = self.get("workloads", "-n", "default")["items"]
+        return {wl["metadata"]["ownerReferences"][0]["name"]: wl for wl in items}
+
+    def pods(self, jobset: str) -> list[dict[str, Any]]:
+        items: list[dict[str, Any]] = self.get("pods", "-n", "default", "-l",
+                                               f"{JOBSET_LABEL}={jobset}")["items"]  # fmt: skip
+        return items
+
+    def events(self, kind: str, name: str) -> list[tuple[str, str]]:
+        items = self.get("events", "-n", "default")["items"]
+        return [
+            (e["reason"], e["message"])
+            for e in items
+            if (e["involvedObject"]["kind"], e["involvedObject"]["name"]) == (kind, name)
+        ]
+
+    def chips_in_use(self) -> int:
+        status = self.get("clusterqueue", "cluster-queue").get("status") or {}
+        usage = status.get("flavorsUsage") or []
+        return sum(int(r["total"]) for f in usage for r in f["resources"])
+
+
+@pytest.fixture(scope="module")
+def sandbox(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Sandbox]:
+    work = tmp_path_factory.mktemp("s1-preemption")
+    log_path = work / "kq-dev.log"
+    with log_path.open("w") as log:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "kq", "dev", "--data-dir", str(work / "dev"), "--fresh",
+             "--profile", "s1", "--speed", str(SPEED)],
+            stdout=subprocess.PIPE, stderr=log, text=True, cwd=REPO,
+        )  # fmt: skip
+    try:
+        kubeconfig = wait_for_kubeconfig(process, log_path, READY_TIMEOUT_S)
+        yield Sandbox(kubeconfig, work / "kubectl-cache")
+    finally:
+        stop(process, timeout=15)
+        if process.stdout is not None:
+            process.stdout.close()
+
+
+def until(what: str, check: Callable[[], T | None]) -> T:
+    """``check``'s first truthy value; fails after ``STEP_TIMEOUT_S``."""
+    deadline = time.monotonic() + STEP_TIMEOUT_S
+    while True:
+        result = check()
+        if result:
+            return result
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting until {what}")
+        time.sleep(0.2)
+
+
+def condition(workload: dict[str, Any], kind: str) -> dict[str, Any]:
+    for item in (workload.get("status") or {}).get("conditions") or ():
+        if item["type"] == kind:
+            return dict(item)
+    return {}
+
+
+def is_true(workload: dict[str, Any] | None, kind: str) -> bool:
+    return workload is not None and condition(workload, kind).get("status") == "True"
+
+
+def running_pods(sandbox: Sandbox, jobset: str, count: int) -> list[dict[str, Any]] | None:
+    pods = [
+        p
+        for p in sandbox.pods(jobset)
+        if p["status"].get("phase") == "Running" and not p["metadata"].get("deletionTimestamp")
+    ]
+    return pods if len(pods) == count else None
+
+
+def jobset_document(path: Path, name: str) -> str:
+    docs = [d for d in yaml.safe_load_all(path.read_text()) if d]
+    return yaml.safe_dump(next(d for d in docs if d["metadata"]["name"] == name))
+
+
+def test_a_higher_priority_jobset_preempts_and_the_victim_is_readmitted(sandbox: Sandbox) -> None:
+    started = time.monotonic()
+    # The published kueue-preemption.yaml is not valid YAML; the corrected copy is its intent.
+    sandbox.kubectl("apply", "-f", str(EXAMPLES / "priority-class.yaml"))
+    sandbox.kubectl("apply", "-f", str(EXAMPLES / "kueue-preemption-corrected.yaml"))
+    cq = sandbox.get("clusterqueue", "cluster-queue")
+    assert cq["spec"]["preemption"] == {
+        "reclaimWithinCohort": "Any",
+        "withinClusterQueue": "LowerPriority",
+        **{k: v for k, v in cq["spec"]["preemption"].items() if k == "borrowWithinCohort"},
+    }
+
+    # The queue full: the 3-slice JobSet (priority 0) holds all 24 chips and runs 6 pods.
+    three = jobset_document(EXAMPLES / "jobsets-multislice-standard.yaml", "multislice-3slice")
+    sandbox.kubectl("apply", "-f", "-", input=three)
+    until("multislice-3slice runs 6 pods", lambda: running_pods(sandbox, "multislice-3slice", 6))
+    victim = sandbox.workloads()["multislice-3slice"]
+    assert is_true(victim, "Admitted")
+    assert victim["spec"]["priority"] == 0
+    # ClusterQueue status is written in batches (1 s, as Kueue), so it is waited for too.
+    until("cluster-queue uses 24 chips", lambda: sandbox.chips_in_use() == 24)
+
+    # `low-priority` (PriorityClass value 100) needs 8 of those chips.
+    sandbox.kubectl("apply", "-f", str(EXAMPLES / "low-priority-jobset-standard.yaml"))
+
+    def victim_stopped() -> dict[str, Any] | None:
+        wl = sandbox.workloads()["multislice-3slice"]
+        if not (is_true(wl, "Evicted") and condition(wl, "QuotaReserved").get("status") == "False"):
+            return None
+        jobset = sandbox.get("jobset", "multislice-3slice", "-n", "default")
+        if not jobset["spec"].get("suspend") or sandbox.pods("multislice-3slice"):
+            return None
+        return wl
+
+    victim = until("multislice-3slice is evicted, suspended and its pods gone", victim_stopped)
+    evicted, preempted = condition(victim, "Evicted"), condition(victim, "Preempted")
+    assert evicted["reason"] == "Preempted"
+    assert (preempted["status"], preempted["reason"]) == ("True", "InClusterQueue")
+    preemptor = sandbox.workloads()["low-priority"]
+    assert evicted["message"].startswith(
+        f"Preempted to accommodate a workload (UID: {preemptor['metadata']['uid']}, JobUID: "
+    )
+    assert "due to prioritization in the ClusterQueue" in evicted["message"]
+    assert preempted["message"] == evicted["message"]
+    # Quota released and requeued at once (Kueue requeues preempted Workloads immediately).
+    assert "admission" not in victim["status"]
+    requeued = condition(victim, "Requeued")
+    assert (requeued["status"], requeued["reason"]) == ("True", "Preempted")
+    assert ("Preempted", evicted["message"]) in sandbox.events(
+        "Workload", victim["metadata"]["name"]
+    )
+    assert ("Stopped", evicted["message"]) in sandbox.events("JobSet", "multislice-3slice")
+
+    # The preemptor runs on the freed chips: one slice, both pods on one node pool.
+    pods = until("low-priority runs 2 pods", lambda: running_pods(sandbox, "low-priority", 2))
+    nodes = {n["metadata"]["name"]: n for n in sandbox.get("nodes")["items"]}
+    pools = {nodes[p["spec"]["nodeName"]]["metadata"]["labels"][POOL_LABEL] for p in pods}
+    assert len(pools) == 1
+    preemptor = sandbox.workloads()["low-priority"]
+    assert is_true(preemptor, "Admitted")
+    spec = preemptor["spec"]
+    assert (spec["priorityClassName"], spec["priorityClassSource"], spec["priority"]) == (
+        "low-priority",
+        "scheduling.k8s.io/priorityclass",
+        100,
+    )
+
+    def counts() -> tuple[int, int, int]:
+        status = sandbox.get("clusterqueue", "cluster-queue")["status"]
+        return status["admittedWorkloads"], status["pendingWorkloads"], sandbox.chips_in_use()
+
+    # Quota released: only the preemptor's 8 chips are in use, the victim pending.
+    until("cluster-queue shows 1 admitted, 1 pending, 8 chips", lambda: counts() == (1, 1, 8))
+    # The victim waits: priority 0 never preempts 100 under LowerPriority.
+    waiting = sandbox.workloads()["multislice-3slice"]
+    assert condition(waiting, "QuotaReserved")["status"] == "False"
+    assert (
+        "insufficient unused quota for google.com/tpu in flavor vlp-24"
+        in (condition(waiting, "QuotaReserved")["message"])
+    )
+
+    # When low-priority finishes, the 3-slice JobSet is admitted again and runs.
+    until("multislice-3slice is readmitted",
+          lambda: is_true(sandbox.workloads()["multislice-3slice"], "Admitted"))  # fmt: skip
+    workloads = sandbox.workloads()
+    assert is_true(workloads["low-priority"], "Finished")
+    assert condition(workloads["low-priority"], "Evicted") == {}, "low-priority was preempted"
+    readmitted = workloads["multislice-3slice"]
+    assert condition(readmitted, "Evicted")["status"] == "False"
+    until("multislice-3slice runs 6 pods again",
+          lambda: running_pods(sandbox, "multislice-3slice", 6))  # fmt: skip
+    assert sandbox.get("jobset", "multislice-3slice", "-n", "default")["spec"]["suspend"] is False
+    until("cluster-queue uses 24 chips again", lambda: sandbox.chips_in_use() == 24)
+
+    # Issue: one FinishedWorkload per finished Workload, however many reconciles ran.
+    finished = [r for r, _ in sandbox.events("JobSet", "low-priority") if r == "FinishedWorkload"]
+    assert finished == ["FinishedWorkload"]
+    assert time.monotonic() - started < 60
