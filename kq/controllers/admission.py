@@ -89,8 +89,11 @@ class AdmissionController:
         plugins: AdmissionPlugins | None = None,
         informers: Mapping[Resource, Informer] | None = None,
         event_namespace: str = "kq-system",
+        on_cycle: Callable[[CycleResult, float], None] | None = None,
     ) -> None:
+        """``on_cycle`` sees each cycle's result and its duration in seconds (benchmarks)."""
         self._is_leader = _gate(is_leader)
+        self._on_cycle = on_cycle
         plugins = plugins or load_admission_plugins(build_plugin_manager(PluginsConfig()))
         given = dict(informers or {})
         self._owned = [Informer(client, r) for r in WATCHED if r not in given]
@@ -168,7 +171,10 @@ class AdmissionController:
             await self.decisions.room()
             started = time.perf_counter()
             result = self.feed.scheduler.run_cycle(time.time())
-            metrics.cycle(result, time.perf_counter() - started)
+            seconds = time.perf_counter() - started
+            metrics.cycle(result, seconds)
+            if self._on_cycle is not None:
+                self._on_cycle(result, seconds)
             self.decisions.apply(result)
             self._queues_dirty = True
             self._sync_queue_status()

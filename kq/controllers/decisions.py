@@ -9,16 +9,23 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine
+from functools import partial
 from typing import Any
 
 from kq.controllers import metrics
 from kq.controllers.feed import CoreFeed
-from kq.controllers.patches import admit_patch, pending_patch, preempt_patch, release_patch
+from kq.controllers.patches import (
+    admit_patch,
+    needs_release,
+    pending_patch,
+    preempt_patch,
+    release_patch,
+)
 from kq.controllers.writer import WorkloadWriter
 from kq.runtime.store import Store, object_key
 from kq.scheduler.cycle import CycleResult
-from kq.scheduler.decisions import Admit, Pending, Preempt, Victim
+from kq.scheduler.decisions import Admit, Pending, Victim
 
 Object = dict[str, Any]
 
@@ -39,25 +46,45 @@ class DecisionWriter:
         self._preempting = asyncio.Semaphore(PREEMPTION_PARALLELISM)
         # Pending words written (or being written) per workload, and from which resourceVersion.
         self._pending_written: dict[str, tuple[str, str, str]] = {}
-        self._evicting: set[str] = set()
         # Per workload: (the store's resourceVersion, our newer write's response).
         self._ahead: dict[str, tuple[str, Object]] = {}
         self._in_flight: set[asyncio.Task[None]] = set()
+        self._last_write: dict[str, asyncio.Task[None]] = {}
         self.admissions = 0
 
     def apply(self, result: CycleResult) -> None:
         for decision in result.decisions:
+            key = decision.key
             if isinstance(decision, Admit):
-                self._spawn(self._admit(decision))
+                self._spawn(key, partial(self._admit, decision))
             elif isinstance(decision, Pending):
-                self._spawn(self._pending(decision.key, decision.reason, decision.message))
+                self._spawn(key, partial(self._pending, key, decision.reason, decision.message))
             else:
-                self._spawn(self._preempt(decision))
+                cq = decision.cluster_queue
+                for victim in decision.victims:
+                    self._spawn(victim.key, partial(self._evict, victim.key, victim, cq))
+                self._spawn(key, partial(self._pending, key, decision.reason, decision.message))
 
-    def _spawn(self, write: Coroutine[Any, Any, None]) -> None:
-        task = asyncio.create_task(write)
+    def _spawn(self, key: str, write: Callable[[], Coroutine[Any, Any, None]]) -> None:
+        """Writes to one workload run in order, each from the one before's response: two in
+        flight from the same version would make the second fail its precondition."""
+        task = asyncio.create_task(self._after(self._last_write.get(key), write))
+        self._last_write[key] = task
         self._in_flight.add(task)
-        task.add_done_callback(self._in_flight.discard)
+        task.add_done_callback(partial(self._done, key))
+
+    @staticmethod
+    async def _after(
+        previous: asyncio.Task[None] | None, write: Callable[[], Coroutine[Any, Any, None]]
+    ) -> None:
+        if previous is not None:
+            await asyncio.wait([previous])
+        await write()
+
+    def _done(self, key: str, task: asyncio.Task[None]) -> None:
+        self._in_flight.discard(task)
+        if self._last_write.get(key) is task:
+            del self._last_write[key]
 
     async def room(self) -> None:
         """Wait until fewer than ``MAX_IN_FLIGHT`` writes are outstanding."""
@@ -157,24 +184,15 @@ class DecisionWriter:
             return
         self._writer.event(patched, "Pending", message, warning=True)
 
-    async def _preempt(self, decision: Preempt) -> None:
-        cq = decision.cluster_queue
-        await asyncio.gather(*(self._evict(v.key, v, cq) for v in decision.victims))
-        await self._pending(decision.key, decision.reason, decision.message)
-
     async def _evict(self, key: str, victim: Victim, preempting_queue: str) -> None:
         obj = self._object(key)
-        if obj is None or key in self._evicting:
-            return  # a cycle that ran while the first eviction was in flight asks again
+        if obj is None:
+            return
         patch = preempt_patch(obj, victim, time.time())
         if patch is None:
             return  # already evicted: the preemptor keeps waiting for the same victim
-        self._evicting.add(key)
-        try:
-            async with self._preempting:
-                patched = await self._patch(obj, patch)
-        finally:
-            self._evicting.discard(key)
+        async with self._preempting:
+            patched = await self._patch(obj, patch)
         if patched is not None:
             cached = self._feed.cache.workload(key)
             victim_queue = cached.info.cluster_queue if cached is not None else ""
@@ -185,14 +203,14 @@ class DecisionWriter:
         """Bare Workloads have no job to stop: clear their reservation, as upstream's
         workload controller does for workloads without a job."""
         for key in sorted(self._feed.to_release):
-            obj = self._object(key)
-            if obj is not None:
-                self._spawn(self._release(obj))
+            self._spawn(key, partial(self._release, key))
             # The watch event of the write (or of whatever beat it) decides again.
             self._feed.to_release.discard(key)
 
-    async def _release(self, obj: Object) -> None:
-        await self._patch(obj, release_patch(obj, time.time()))
+    async def _release(self, key: str) -> None:
+        obj = self._object(key)
+        if obj is not None and needs_release(obj):
+            await self._patch(obj, release_patch(obj, time.time()))
 
     def write_unqueueable(self) -> None:
         """What Kueue's workload controller says of workloads no cycle will look at."""
@@ -201,7 +219,7 @@ class DecisionWriter:
             obj = self._object(key)
             version = "" if obj is None else obj["metadata"].get("resourceVersion", "")
             if self._pending_written.get(key) != ("Inadmissible", message, version):
-                self._spawn(self._pending(key, "Inadmissible", message))
+                self._spawn(key, partial(self._pending, key, "Inadmissible", message))
 
 
 def _version(obj: Object) -> str:

@@ -64,6 +64,8 @@ class CoreFeed:
     def cluster_queue(self, change: Change) -> None:
         name = change.obj["metadata"]["name"]
         parsed = self._parse_cluster_queue(change.obj)
+        if change.type is EventType.MODIFIED and self._unchanged_cluster_queue(name, parsed):
+            return  # a status write (ours, mostly): nothing the core reads has moved
         self.invalid_cluster_queues.pop(name, None)
         if change.type is EventType.DELETED or not isinstance(parsed, ClusterQueue):
             if isinstance(parsed, Invalid) and change.type is not EventType.DELETED:
@@ -77,6 +79,11 @@ class CoreFeed:
             self.scheduler.cluster_queue_changed(name)
         self._refeed_pending()
         self._on_change()
+
+    def _unchanged_cluster_queue(self, name: str, parsed: ClusterQueue | Invalid) -> bool:
+        if isinstance(parsed, Invalid):
+            return self.invalid_cluster_queues.get(name) == parsed
+        return self.cache.cluster_queues.get(name) == parsed
 
     def _parse_cluster_queue(self, obj: Object) -> ClusterQueue | Invalid:
         """Parsed, with a strategy no plugin provides made invalid rather than fatal."""
@@ -101,6 +108,9 @@ class CoreFeed:
 
     def local_queue(self, change: Change) -> None:
         parsed = parse_local_queue(change.obj)
+        key = object_key(change.obj)
+        if change.type is EventType.MODIFIED and self.queues.local_queues.get(key) == parsed:
+            return  # a status write: the mapping to its ClusterQueue is the same
         if change.type is EventType.DELETED or not isinstance(parsed, LocalQueue):
             self.queues.delete_local_queue(object_key(change.obj))
         else:

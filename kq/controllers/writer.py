@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
@@ -33,6 +34,8 @@ class WorkloadWriter:
         self._recorder = recorder
         self._is_leader = is_leader
         self.writes = 0
+        self.refused: Counter[int] = Counter()
+        """Writes the server refused, by HTTP status (0: no answer)."""
         self._events: set[asyncio.Task[None]] = set()
 
     async def patch_status(self, obj: Object, patch: Object) -> Object | None:
@@ -51,6 +54,7 @@ class WorkloadWriter:
                 subresource="status",
             )
         except ApiError as exc:
+            self.refused[exc.status] += 1
             log.info("workload status not written", workload=meta["name"], error=str(exc))
             return None
 

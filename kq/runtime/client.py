@@ -12,13 +12,15 @@ import asyncio
 import json
 from collections import Counter
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
 import aiohttp
 import structlog
+import yarl
+from aiohttp.helpers import get_env_proxy_for_url
 from kubernetes_asyncio import client as k8s_client
 from kubernetes_asyncio import config as k8s_config
 
@@ -71,6 +73,7 @@ class KubeClient:
 
     def __init__(self, api: k8s_client.ApiClient, settings: ClientSettings) -> None:
         api.user_agent = settings.user_agent
+        _read_environment_once(api)
         self._api = api
         self.settings = settings
         self._limiters: dict[str, TokenBucket] = {}
@@ -226,6 +229,28 @@ async def retry_on_conflict(
                 raise
             await asyncio.sleep(backoff.next())
     raise AssertionError("unreachable: the last attempt returns or raises")
+
+
+def _read_environment_once(api: k8s_client.ApiClient) -> None:
+    """Resolve the proxy from the environment now, not on every request.
+
+    kubernetes_asyncio's session has ``trust_env=True``, so aiohttp looks up ``~/.netrc`` and
+    the proxy variables in a worker thread for each request: two thread hops that cost more
+    than a local API call. The server is fixed per client, so one lookup gives the same answer.
+    """
+    rest = api.rest_client
+    host = api.configuration.host
+    if not rest.proxy and host:
+        with suppress(LookupError):
+            proxy, auth = get_env_proxy_for_url(yarl.URL(host))
+            rest.proxy = str(proxy)
+            if auth is not None:
+                rest.proxy_headers = {
+                    **(rest.proxy_headers or {}),
+                    "Proxy-Authorization": auth.encode(),
+                }
+    # No public switch exists after construction; aiohttp reads this flag per request.
+    rest.pool_manager._trust_env = False
 
 
 def kind_key(path: str) -> str:

@@ -7,8 +7,9 @@ import time
 
 import pytest
 from aiohttp import web
+from kubernetes_asyncio import client as k8s_client
 
-from kq.runtime.client import kind_key, retry_on_conflict
+from kq.runtime.client import ClientSettings, KubeClient, kind_key, retry_on_conflict
 from kq.runtime.errors import ApiError
 from kq.runtime.ratelimit import TokenBucket
 from kq.runtime.resources import CLUSTER_QUEUES, EVENTS, WORKLOADS
@@ -114,3 +115,20 @@ def test_kind_key_names_plural_and_group() -> None:
     )
     assert kind_key("/apis/batch/v1/namespaces/a/jobs?watch=true") == "jobs.batch"
     assert kind_key("/version") == "/version"
+
+
+async def test_proxy_variables_are_read_once_at_construction(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("HTTP_PROXY", "http://user:pw@proxy.example:3128")
+    monkeypatch.delenv("NO_PROXY", raising=False)
+    monkeypatch.delenv("no_proxy", raising=False)
+    configuration = k8s_client.Configuration(host="http://api.example:6443")
+    client = KubeClient(k8s_client.ApiClient(configuration), ClientSettings())
+    try:
+        rest = client._api.rest_client
+        assert rest.proxy == "http://proxy.example:3128"
+        assert rest.proxy_headers["Proxy-Authorization"].startswith("Basic ")
+        assert not rest.pool_manager.trust_env
+    finally:
+        await client.close()

@@ -1,0 +1,82 @@
+"""kq's counterpart of Kueue's ``minimalkueue``: only the admission controller, for perf runs.
+
+No job integrations, no webhooks, no leader election. On SIGTERM it stops and writes its
+figures as JSON: wall time since start, CPU, peak RSS, requests by method and kind,
+admissions and every cycle's duration.
+
+    .venv/bin/python benchmarks/minimal_kq.py --kubeconfig K --qps 50 --burst 100 --stats F
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import cProfile
+import json
+import resource
+import signal
+import time
+from pathlib import Path
+
+from kq.controllers.admission import AdmissionController
+from kq.observability.logs import configure_logging
+from kq.runtime.client import ClientSettings, KubeClient
+from kq.scheduler.cycle import CycleResult
+
+STARTED = time.perf_counter()
+
+
+async def run(kubeconfig: Path, settings: ClientSettings, stats: Path) -> None:
+    cycles: list[float] = []
+    admitting: list[int] = []
+
+    def on_cycle(result: CycleResult, seconds: float) -> None:
+        if result.decisions:
+            cycles.append(seconds)
+            admitting.append(result.admitted)
+
+    async with await KubeClient.connect(kubeconfig, settings) as client:
+        controller = AdmissionController(client, event_namespace="default", on_cycle=on_cycle)
+        task = asyncio.create_task(controller.run())
+        loop = asyncio.get_running_loop()
+        loop.add_signal_handler(signal.SIGTERM, task.cancel)
+        loop.add_signal_handler(signal.SIGINT, task.cancel)
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    figures = {
+        "wallS": time.perf_counter() - STARTED,
+        "userS": usage.ru_utime,
+        "sysS": usage.ru_stime,
+        "maxrssMiB": usage.ru_maxrss / 1024,
+        "admissions": controller.decisions.admissions,
+        "refused": dict(controller.writer.refused),
+        "requests": [[m, k, n] for (m, k), n in sorted(client.requests.items())],
+        "cycleS": cycles,
+        "cycleAdmitted": admitting,
+    }
+    stats.write_text(json.dumps(figures))  # noqa: ASYNC240 - once, at exit
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--kubeconfig", type=Path, required=True)
+    parser.add_argument("--qps", type=float, default=50.0)
+    parser.add_argument("--burst", type=int, default=100)
+    parser.add_argument("--stats", type=Path, required=True)
+    parser.add_argument("--profile", type=Path, help="write a cProfile dump here")
+    args = parser.parse_args()
+    configure_logging("warning", json=True)
+    settings = ClientSettings(qps=args.qps, burst=args.burst)
+    profiler = cProfile.Profile() if args.profile else None
+    if profiler is not None:
+        profiler.enable()
+    asyncio.run(run(args.kubeconfig, settings, args.stats))
+    if profiler is not None:
+        profiler.disable()
+        profiler.dump_stats(args.profile)
+
+
+if __name__ == "__main__":
+    main()
