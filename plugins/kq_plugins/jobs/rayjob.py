@@ -4,6 +4,8 @@ A worker group counts ``replicas`` (1 when unset) times ``numOfHosts`` when abov
 max replicas do not count. The submitter PodSet exists in K8sJobMode only; without a
 ``submitterPodTemplate`` it is KubeRay's default submitter, which run_with_pod_set_info then
 writes into the RayJob. RayJobs on an existing cluster (``clusterSelector``) are skipped.
+With GCS fault tolerance on, the head's Ray container requests at least what KubeRay's Redis
+cleanup Job does, as Kueue accounts for it.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
+from kq.api.quantity import QuantityError, parse_quantity
 from kq.hookspecs import Register, hookimpl
 from kq.jobframework import FieldError, Finished, GroupVersionKind, Job, PodSet, PodSetInfo
 from kq.jobframework.constants import MAX_POD_SETS
@@ -31,6 +34,9 @@ AUTOSCALER_RESOURCES = {
     "limits": {"cpu": "500m", "memory": "512Mi"},
     "requests": {"cpu": "500m", "memory": "512Mi"},
 }
+# What KubeRay's Redis cleanup Job requests when GCS fault tolerance is on.
+FT_ANNOTATION = "ray.io/ft-enabled"
+REDIS_CLEANUP_REQUESTS = {"cpu": "200m", "memory": "256Mi"}
 
 
 class RayJob:
@@ -49,6 +55,8 @@ class RayJob:
     def pod_sets(self, job: Job) -> list[PodSet]:
         cluster = _cluster(job)
         head = deep_copy(get_in(cluster, ("headGroupSpec", "template")) or {})
+        if _gcs_fault_tolerance(job):
+            _request_at_least(head, REDIS_CLEANUP_REQUESTS)
         extra = []
         if cluster.get("enableInTreeAutoscaling"):
             resources = get_in(cluster, ("autoscalerOptions", "resources")) or AUTOSCALER_RESOURCES
@@ -176,6 +184,30 @@ class RayJob:
 
 def _cluster(job: Job) -> Job:
     return (job.get("spec") or {}).get("rayClusterSpec") or {}
+
+
+def _gcs_fault_tolerance(job: Job) -> bool:
+    """KubeRay's IsGCSFaultToleranceEnabled, on the RayJob's annotations as Kueue calls it."""
+    annotations = (job.get("metadata") or {}).get("annotations") or {}
+    enabled = str(annotations.get(FT_ANNOTATION, "")).lower() == "true"
+    return enabled or _cluster(job).get("gcsFaultToleranceOptions") is not None
+
+
+def _request_at_least(template: dict[str, Any], minimum: dict[str, str]) -> None:
+    """Raise the first (Ray) container's requests to ``minimum`` where they are lower."""
+    containers = (template.get("spec") or {}).get("containers") or []
+    if not containers:
+        return
+    resources = containers[0].get("resources") or {}
+    requests = dict(resources.get("requests") or {})
+    for name, value in minimum.items():
+        try:
+            lower = name not in requests or parse_quantity(requests[name]) < parse_quantity(value)
+        except QuantityError:
+            continue  # the API server rejects such a pod; leave it as written
+        if lower:
+            requests[name] = value
+    containers[0]["resources"] = {**resources, "requests": requests}
 
 
 def _groups(job: Job) -> list[Job]:
