@@ -16,6 +16,8 @@ from kubernetes_asyncio.client.exceptions import ApiException
 from tests.apiserver.conftest import widget_crd
 from tests.harness import Cluster
 
+MERGE = "application/merge-patch+json"
+
 
 def _widget(group: str, name: str, spec: dict[str, Any]) -> dict[str, Any]:
     return {
@@ -163,5 +165,60 @@ async def test_defaults_added_to_a_crd_apply_to_stored_objects(
                 if got["spec"].get("color") == "red":
                     break
                 await asyncio.sleep(0.2)
+    finally:
+        await extensions.delete_custom_resource_definition(f"widgets.{group}")
+
+
+async def test_status_write_passes_when_a_tightened_schema_rejects_the_stored_spec(
+    api: client.ApiClient, namespace: str
+) -> None:
+    group = f"{uuid.uuid4().hex[:6]}.kqtest.example.com"
+    crd = widget_crd(group)
+    extensions = client.ApiextensionsV1Api(api)
+    crs = client.CustomObjectsApi(api)
+    await extensions.create_custom_resource_definition(crd)
+    try:
+        body = _widget(group, "w", {"size": 1})
+        async with asyncio.timeout(20):
+            while True:
+                try:
+                    await crs.create_namespaced_custom_object(
+                        group, "v1", namespace, "widgets", body
+                    )
+                    break
+                except ApiException as exc:
+                    if exc.status != 404:
+                        raise
+                    await asyncio.sleep(0.2)
+        live = await extensions.read_custom_resource_definition(f"widgets.{group}")
+        live.spec.versions[0].schema.open_apiv3_schema.properties["spec"].properties[
+            "size"
+        ].minimum = 5
+        await extensions.replace_custom_resource_definition(f"widgets.{group}", live)
+        status = {"status": {"phase": "Running"}}
+        async with asyncio.timeout(20):
+            while True:  # until the tightened schema is in force (a dry run changes nothing)
+                try:
+                    await crs.patch_namespaced_custom_object(
+                        group,
+                        "v1",
+                        namespace,
+                        "widgets",
+                        "w",
+                        {"spec": {"size": 2}},
+                        dry_run="All",
+                        _content_type=MERGE,
+                    )
+                except ApiException as exc:
+                    if exc.status == 422:
+                        break
+                await asyncio.sleep(0.2)
+        # The stored spec (size 1) breaks the new minimum, but a status write leaves it as it
+        # is, and validation ratcheting lets unchanged values through.
+        got = await crs.patch_namespaced_custom_object_status(
+            group, "v1", namespace, "widgets", "w", status, _content_type=MERGE
+        )
+        assert got["status"]["phase"] == "Running"
+        assert got["spec"]["size"] == 1
     finally:
         await extensions.delete_custom_resource_definition(f"widgets.{group}")

@@ -29,7 +29,7 @@ from kq.sandbox.apiserver.patch import (
     strategic_merge_patch,
 )
 from kq.sandbox.apiserver.registry import CRD, NAMESPACE, Registry, ResourceType
-from kq.sandbox.apiserver.schema import FieldError
+from kq.sandbox.apiserver.schema import FieldError, Schema
 from kq.sandbox.apiserver.store import Obj, Store
 from kq.sandbox.apiserver.watch import Filter
 
@@ -84,6 +84,9 @@ class Api:
         self.store = store
         self.registry = registry
         self.admission: Admission | None = None
+        # (storage, namespace, name) -> (resourceVersion, schema) of stored objects that
+        # defaulting leaves unchanged: reads serve them without a defaulted copy.
+        self._defaulted: dict[tuple[str, str, str], tuple[str, Schema]] = {}
 
     # --- reads -------------------------------------------------------------------
 
@@ -100,13 +103,27 @@ class Api:
     def convert(self, rt: ResourceType, obj: Obj) -> Obj:
         """The object as served in ``rt``'s version, with schema defaults applied on read
         (like upstream, so objects stored before a CRD gained a default get it too)."""
-        if rt.schema is not None and rt.defaults:
+        if rt.schema is not None and rt.defaults and not self._already_defaulted(rt, obj):
             defaulted: Obj = rt.schema.default(obj)
             defaulted["apiVersion"] = rt.api_version
             return defaulted
         if obj.get("apiVersion") == rt.api_version:
             return obj
         return {**obj, "apiVersion": rt.api_version}
+
+    def _already_defaulted(self, rt: ResourceType, obj: Obj) -> bool:
+        meta = obj["metadata"]
+        key = (rt.storage, meta.get("namespace", ""), meta["name"])
+        return self._defaulted.get(key) == (meta.get("resourceVersion"), rt.schema)
+
+    def _note_defaulted(self, rt: ResourceType, stored: Obj, defaulted: bool) -> None:
+        """Remember a written object that is its own defaulted form: defaulted on the way in,
+        and not changed by a mutating webhook since."""
+        meta = stored["metadata"]
+        key = (rt.storage, meta.get("namespace", ""), meta["name"])
+        self._defaulted.pop(key, None)
+        if defaulted and rt.schema is not None and rt.defaults:
+            self._defaulted[key] = (meta["resourceVersion"], rt.schema)
 
     # --- create ------------------------------------------------------------------
 
@@ -136,13 +153,14 @@ class Api:
             builtin.prepare_create(rt, obj)
         obj = self._apply_schema(rt, obj, ctx)
         self._fail_if_invalid(rt, name, builtin.validate(rt, obj, None))
+        defaulted = obj
         if self.admission is not None:
             obj = await self.admission("CREATE", rt, obj, None, ctx)
         if self.store.get(rt.storage, meta.get("namespace", ""), name) is not None:
             raise errors.already_exists(rt.group, rt.plural, name)
         if ctx.manager and "managedFields" not in meta:
             obj["metadata"]["managedFields"] = self._record(rt, None, obj, ctx.manager)
-        return self._write(rt, obj, None, ctx)
+        return self._write(rt, obj, None, ctx, defaulted=obj is defaulted)
 
     def _check_body(self, rt: ResourceType, body: Any) -> Obj:
         if not isinstance(body, dict):
@@ -191,10 +209,14 @@ class Api:
         if errs:
             raise errors.invalid(rt.group, rt.kind, name, errs)
 
-    def _apply_schema(self, rt: ResourceType, obj: Obj, ctx: Ctx) -> Obj:
+    def _apply_schema(
+        self, rt: ResourceType, obj: Obj, ctx: Ctx, unchanged: frozenset[str] = frozenset()
+    ) -> Obj:
+        """Prune, default and validate ``obj``, which callers pass as their own copy;
+        top-level fields in ``unchanged`` are the stored object's and were checked then."""
         if rt.schema is None:
             return obj
-        pruned, dropped = rt.schema.prune(obj)
+        pruned, dropped = rt.schema.prune_in_place(obj, unchanged)
         if dropped and ctx.validation == "Strict":
             unknown = ", ".join(f'unknown field "{p}"' for p in dropped)
             raise errors.bad_request(
@@ -203,9 +225,9 @@ class Api:
             )
         if ctx.validation == "Warn":
             ctx.warnings.extend(f'unknown field "{p}"' for p in dropped)
-        defaulted: Obj = rt.schema.default(pruned)
+        defaulted: Obj = rt.schema.default_in_place(pruned, unchanged)
         name = str(defaulted.get("metadata", {}).get("name", ""))
-        self._fail_if_invalid(rt, name, rt.schema.validate(defaulted))
+        self._fail_if_invalid(rt, name, rt.schema.validate(defaulted, unchanged))
         return defaulted
 
     def _record(self, rt: ResourceType, before: Obj | None, after: Obj, manager: str) -> Any:
@@ -273,8 +295,11 @@ class Api:
                 )
         if rt.builtin:
             builtin.prepare_update(rt, new)
-        new = self._apply_schema(rt, new, ctx)
+        # A status write keeps the stored spec: only what it can change is checked again.
+        unchanged = frozenset({"spec"}) if sub == "status" else frozenset()
+        new = self._apply_schema(rt, new, ctx, unchanged)
         self._fail_if_invalid(rt, name, builtin.validate(rt, new, live))
+        defaulted = new
         if rt.generation and _spec_view(rt, new) != _spec_view(rt, live):
             new["metadata"]["generation"] = int(old_meta.get("generation") or 0) + 1
         if self.admission is not None:
@@ -287,7 +312,7 @@ class Api:
             return live
         if meta.get("deletionTimestamp") and not meta.get("finalizers") and rt != NAMESPACE:
             return self._remove(rt, live, ctx)
-        return self._write(rt, new, live, ctx)
+        return self._write(rt, new, live, ctx, defaulted=new is defaulted)
 
     async def patch(
         self,
@@ -469,11 +494,15 @@ class Api:
 
     # --- storage -----------------------------------------------------------------
 
-    def _write(self, rt: ResourceType, obj: Obj, prev: Obj | None, ctx: Ctx) -> Obj:
+    def _write(
+        self, rt: ResourceType, obj: Obj, prev: Obj | None, ctx: Ctx, *, defaulted: bool = False
+    ) -> Obj:
+        """Store ``obj``; ``defaulted`` says it went through the schema and nothing since."""
         if ctx.dry_run:
             return obj
         stored = dict(obj)
         self.store.put(rt.storage, stored, prev)
+        self._note_defaulted(rt, stored, defaulted)
         if rt == CRD:
             self._crd_changed(obj, removed=False)
         return self.convert(rt, stored)
@@ -482,6 +511,8 @@ class Api:
         if ctx.dry_run:
             return live
         change = self.store.remove(rt.storage, live)
+        meta = live["metadata"]
+        self._defaulted.pop((rt.storage, meta.get("namespace", ""), meta["name"]), None)
         if rt == CRD:
             self._crd_changed(live, removed=True)
         return self.convert(rt, change.obj)

@@ -37,7 +37,7 @@ import copy
 import json
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -305,27 +305,38 @@ class Schema:
 
     def default(self, obj: Any) -> Any:
         """A copy of ``obj`` with schema defaults applied (see the module docstring)."""
-        out = copy.deepcopy(obj)
-        _prune_nulls(out, self)
-        _apply_defaults(out, self)
-        return out
+        return self.default_in_place(copy.deepcopy(obj))
+
+    def default_in_place(self, obj: Any, unchanged: Collection[str] = ()) -> Any:
+        """``default`` on an object the caller owns: no copy. Top-level fields named in
+        ``unchanged`` were defaulted when stored and are not walked again."""
+        _prune_nulls(obj, self, unchanged)
+        _apply_defaults(obj, self, unchanged)
+        return obj
 
     # --- pruning -----------------------------------------------------------------
 
     def prune(self, obj: Any) -> tuple[Any, list[str]]:
         """A copy of ``obj`` without unknown fields, and the sorted dropped paths."""
-        out = copy.deepcopy(obj)
+        return self.prune_in_place(copy.deepcopy(obj))
+
+    def prune_in_place(self, obj: Any, unchanged: Collection[str] = ()) -> tuple[Any, list[str]]:
+        """``prune`` on an object the caller owns: no copy; ``unchanged`` as for defaults."""
         dropped: list[str] = []
-        _prune(out, self, "", dropped, root=True)
-        return out, sorted(dropped)
+        _prune(obj, self, "", dropped, root=True, unchanged=unchanged)
+        return obj, sorted(dropped)
 
     # --- validation --------------------------------------------------------------
 
-    def validate(self, obj: Any) -> list[FieldError]:
-        """Schema violations of ``obj`` (CEL rules skipped)."""
+    def validate(self, obj: Any, unchanged: Collection[str] = ()) -> list[FieldError]:
+        """Schema violations of ``obj`` (CEL rules skipped).
+
+        Top-level fields named in ``unchanged`` equal the stored object's and are not walked:
+        upstream's validation ratcheting lets unchanged values pass anyway.
+        """
         errs: list[FieldError] = []
-        _validate(obj, self, "", errs)
-        _validate_list_types(obj, self, "", errs)
+        _validate(obj, self, "", errs, unchanged)
+        _validate_list_types(obj, self, "", errs, unchanged)
         return errs
 
 
@@ -333,9 +344,11 @@ def _is_non_nullable_null(value: Any, s: Schema | None) -> bool:
     return value is None and s is not None and not s.nullable
 
 
-def _prune_nulls(x: Any, s: Schema | None) -> None:
+def _prune_nulls(x: Any, s: Schema | None, unchanged: Collection[str] = ()) -> None:
     if isinstance(x, dict):
         for k in list(x):
+            if k in unchanged:
+                continue
             sub = s.child(k) if s is not None else None
             if _is_non_nullable_null(x[k], sub) and sub is not None and not sub.has_default:
                 del x[k]
@@ -347,7 +360,7 @@ def _prune_nulls(x: Any, s: Schema | None) -> None:
             _prune_nulls(item, sub)
 
 
-def _apply_defaults(x: Any, s: Schema | None) -> None:
+def _apply_defaults(x: Any, s: Schema | None, unchanged: Collection[str] = ()) -> None:
     if s is None:
         return
     if isinstance(x, dict):
@@ -355,6 +368,8 @@ def _apply_defaults(x: Any, s: Schema | None) -> None:
             if prop.has_default and (k not in x or _is_non_nullable_null(x[k], prop)):
                 x[k] = copy.deepcopy(prop.default_value)
         for k in x:
+            if k in unchanged:
+                continue
             if k in s.properties:
                 _apply_defaults(x[k], s.properties[k])
             elif s.additional is not None:
@@ -372,7 +387,15 @@ def _join(path: str, key: str) -> str:
     return f"{path}.{key}" if path else key
 
 
-def _prune(x: Any, s: Schema | None, path: str, dropped: list[str], *, root: bool = False) -> None:
+def _prune(
+    x: Any,
+    s: Schema | None,
+    path: str,
+    dropped: list[str],
+    *,
+    root: bool = False,
+    unchanged: Collection[str] = (),
+) -> None:
     if s is not None and s.preserve_unknown:
         _skip_prune(x, s, path, dropped, root=root)
         return
@@ -383,7 +406,7 @@ def _prune(x: Any, s: Schema | None, path: str, dropped: list[str], *, root: boo
             return
         embedded = root or s.embedded_resource
         for k in list(x):
-            if embedded and k in _META_FIELDS:
+            if (embedded and k in _META_FIELDS) or k in unchanged:
                 continue
             sub = s.child(k)
             if sub is not None:
@@ -413,7 +436,9 @@ def _field(path: str) -> str:
     return path or "<nil>"
 
 
-def _validate(x: Any, s: Schema, path: str, errs: list[FieldError]) -> None:
+def _validate(
+    x: Any, s: Schema, path: str, errs: list[FieldError], unchanged: Collection[str] = ()
+) -> None:
     """kube-openapi's order: type, junctors, string, format, number, array, enum, object.
 
     As upstream, a type mismatch does not stop the other checks; a null only meets the
@@ -440,7 +465,7 @@ def _validate(x: Any, s: Schema, path: str, errs: list[FieldError]) -> None:
         _validate_array(x, s, path, errs)
     _validate_enum(x, s, path, errs)
     if isinstance(x, dict):
-        _validate_object(x, s, path, errs)
+        _validate_object(x, s, path, errs, unchanged)
 
 
 def _validate_enum(x: Any, s: Schema, path: str, errs: list[FieldError]) -> None:
@@ -458,13 +483,17 @@ def _validate_enum(x: Any, s: Schema, path: str, errs: list[FieldError]) -> None
     )
 
 
-def _validate_list_types(x: Any, s: Schema | None, path: str, errs: list[FieldError]) -> None:
+def _validate_list_types(
+    x: Any, s: Schema | None, path: str, errs: list[FieldError], unchanged: Collection[str] = ()
+) -> None:
     """Duplicates in ``set``/``map`` lists: a separate pass after the schema checks, as in
     apiextensions."""
     if s is None:
         return
     if isinstance(x, dict):
         for k, v in x.items():
+            if k in unchanged:
+                continue
             _validate_list_types(v, s.child(k), _join(path, k), errs)
     elif isinstance(x, list):
         _validate_list_type(x, s, path, errs)
@@ -621,7 +650,9 @@ def _validate_embedded(x: dict[str, Any], path: str, errs: list[FieldError]) -> 
             )
 
 
-def _validate_object(x: dict[str, Any], s: Schema, path: str, errs: list[FieldError]) -> None:
+def _validate_object(
+    x: dict[str, Any], s: Schema, path: str, errs: list[FieldError], unchanged: Collection[str]
+) -> None:
     raw = s.raw
     if s.embedded_resource:
         _validate_embedded(x, path, errs)
@@ -647,7 +678,7 @@ def _validate_object(x: dict[str, Any], s: Schema, path: str, errs: list[FieldEr
         )
     for k, v in x.items():
         sub = s.child(k)
-        if sub is not None:
+        if sub is not None and k not in unchanged:
             _validate(v, sub, _join(path, k), errs)
 
 
