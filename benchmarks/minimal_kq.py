@@ -52,6 +52,7 @@ async def run(kubeconfig: Path, settings: ClientSettings, stats: Path) -> None:
         "maxrssMiB": usage.ru_maxrss / 1024,
         "admissions": controller.decisions.admissions,
         "refused": dict(controller.writer.refused),
+        "droppedEvents": controller.writer.dropped_events,
         "requests": [[m, k, n] for (m, k), n in sorted(client.requests.items())],
         "cycleS": cycles,
         "cycleAdmitted": admitting,

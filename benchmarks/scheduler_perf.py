@@ -554,6 +554,7 @@ def report(run: dict[str, Any], rangespec: Object | None) -> bool:
         print(f"  {what:45s} {n:7d}  {n / max(1, admissions):.2f}/admission")
     refused = ", ".join(f"{n} x {code}" for code, n in sorted(ctl["refused"].items()))
     print(f"  Workload writes refused by the server: {refused or 'none'}")
+    print(f"  Events dropped (queue of 1000 full): {ctl['droppedEvents']}")
     cycles = ctl["cycleS"]
     print(f"cycles with heads         {len(cycles):8d}  p50 {pct(cycles, 50) * 1e3:.2f} ms  "
           f"p90 {pct(cycles, 90) * 1e3:.2f} ms  p99 {pct(cycles, 99) * 1e3:.2f} ms")  # fmt: skip

@@ -16,6 +16,10 @@ from kq.runtime.resources import WORKLOADS
 
 log = structlog.get_logger("kq.controllers.writer")
 
+# Events waiting for the server before new ones are dropped, as client-go's broadcaster
+# drops when its 1000-deep queue is full: under a client limiter they must not pile up.
+MAX_QUEUED_EVENTS = 1000
+
 Object = dict[str, Any]
 
 
@@ -36,6 +40,7 @@ class WorkloadWriter:
         self.writes = 0
         self.refused: Counter[int] = Counter()
         """Writes the server refused, by HTTP status (0: no answer)."""
+        self.dropped_events = 0
         self._events: set[asyncio.Task[None]] = set()
 
     async def patch_status(self, obj: Object, patch: Object) -> Object | None:
@@ -61,6 +66,10 @@ class WorkloadWriter:
     def event(self, obj: Object, reason: str, message: str, warning: bool = False) -> None:
         """Posted in the background: an Event must not hold up the next admission."""
         if not self._is_leader():
+            return
+        if len(self._events) >= MAX_QUEUED_EVENTS:
+            self.dropped_events += 1
+            log.debug("event dropped, queue full", reason=reason, workload=obj["metadata"]["name"])
             return
         kind = WARNING if warning else NORMAL
         task = asyncio.create_task(self._recorder.record(obj, kind, reason, message))
