@@ -31,6 +31,9 @@ Object = dict[str, Any]
 
 # Parallel victim patches, as upstream's preemptor.
 PREEMPTION_PARALLELISM = 8
+# Pending-words writes in flight at once: they explain, admissions act, so under a client
+# limiter admissions must not queue behind a backlog of explanations.
+PENDING_PARALLELISM = 8
 # Writes in flight before the next cycle waits: bounds how far decisions run ahead of the
 # server, and the memory a slow server can make us hold.
 MAX_IN_FLIGHT = 256
@@ -44,6 +47,7 @@ class DecisionWriter:
         self._store = workloads
         self._writer = writer
         self._preempting = asyncio.Semaphore(PREEMPTION_PARALLELISM)
+        self._explaining = asyncio.Semaphore(PENDING_PARALLELISM)
         # Pending words written (or being written) per workload, and from which resourceVersion.
         self._pending_written: dict[str, tuple[str, str, str]] = {}
         # Per workload: (the store's resourceVersion, our newer write's response).
@@ -165,7 +169,13 @@ class DecisionWriter:
             )
 
     async def _pending(self, key: str, reason: str, message: str) -> None:
-        """``QuotaReserved=False`` and a Warning event, only when the words change."""
+        """``QuotaReserved=False`` and a Warning event, only when the words change; skipped
+        when a later decision about the same workload is queued behind it."""
+        async with self._explaining:
+            if self._last_write.get(key) is asyncio.current_task():
+                await self._explain(key, reason, message)
+
+    async def _explain(self, key: str, reason: str, message: str) -> None:
         obj = self._object(key)
         if obj is None:
             return

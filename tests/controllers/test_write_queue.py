@@ -1,0 +1,91 @@
+"""Explanations never crowd out decisions: events are bounded, stale pending words skipped."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any, cast
+
+from kq.controllers.decisions import DecisionWriter
+from kq.controllers.feed import CoreFeed
+from kq.controllers.writer import MAX_QUEUED_EVENTS, WorkloadWriter
+from kq.queue.requeue import RequeueReason
+from kq.runtime.client import KubeClient
+from kq.runtime.events import EventRecorder
+from kq.runtime.store import Store
+from kq.scheduler.cycle import CycleResult
+from kq.scheduler.decisions import Pending
+
+
+class StalledRecorder:
+    """A recorder whose server never answers, as when the client limiter holds every POST."""
+
+    def __init__(self) -> None:
+        self.started = 0
+        self.release = asyncio.Event()
+
+    async def record(self, obj: dict[str, Any], kind: str, reason: str, message: str) -> None:
+        self.started += 1
+        await self.release.wait()
+
+
+async def test_events_beyond_the_queue_are_dropped_and_counted() -> None:
+    recorder = StalledRecorder()
+    writer = WorkloadWriter(
+        cast(KubeClient, None), cast(EventRecorder, recorder), is_leader=lambda: True
+    )
+    obj = {"metadata": {"name": "w", "namespace": "ns"}}
+    for _ in range(MAX_QUEUED_EVENTS + 5):
+        writer.event(obj, "Pending", "waiting")
+    await asyncio.sleep(0)
+    assert recorder.started == MAX_QUEUED_EVENTS
+    assert writer.dropped_events == 5
+    recorder.release.set()
+    await asyncio.sleep(0.01)
+    writer.event(obj, "Pending", "room again")
+    await asyncio.sleep(0)
+    assert recorder.started == MAX_QUEUED_EVENTS + 1
+    await writer.close()
+
+
+class GatedWriter:
+    """Stands in for the status writer: records each patch, answers once released."""
+
+    def __init__(self) -> None:
+        self.patches: list[dict[str, Any]] = []
+        self.open = asyncio.Event()
+
+    async def patch_status(
+        self, obj: dict[str, Any], patch: dict[str, Any]
+    ) -> dict[str, Any] | None:
+        self.patches.append(patch)
+        await self.open.wait()
+        meta = {
+            **obj["metadata"],
+            "resourceVersion": str(int(obj["metadata"]["resourceVersion"]) + 1),
+        }
+        return {**obj, "metadata": meta, **patch}
+
+    def event(self, obj: dict[str, Any], reason: str, message: str, warning: bool = False) -> None:
+        pass
+
+
+async def test_pending_words_superseded_while_queued_are_not_written() -> None:
+    store = Store()
+    store.upsert({"metadata": {"name": "w", "namespace": "ns", "resourceVersion": "1"}})
+    writer = GatedWriter()
+    decisions = DecisionWriter(cast(CoreFeed, None), store, cast(WorkloadWriter, writer))
+    result = CycleResult(
+        tuple(
+            Pending("ns/w", "cq", "WaitingForQuota", f"{n} more needed", RequeueReason.NO_FIT)
+            for n in (3, 2, 1)
+        ),
+        entries=3,
+    )
+    decisions.apply(result)
+    writer.open.set()
+    await decisions.drain()
+    assert len(writer.patches) == 1
+    (condition,) = [
+        c for c in writer.patches[0]["status"]["conditions"] if c["type"] == "QuotaReserved"
+    ]
+    assert condition["message"] == "1 more needed"
