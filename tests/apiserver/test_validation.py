@@ -39,6 +39,21 @@ async def _create_error(
     return status
 
 
+async def _create_once_served(
+    crs: client.CustomObjectsApi, group: str, namespace: str, body: dict[str, Any]
+) -> None:
+    """Create a Widget, retrying the 404s of a CRD that is not served yet."""
+    async with asyncio.timeout(20):
+        while True:
+            try:
+                await crs.create_namespaced_custom_object(group, "v1", namespace, "widgets", body)
+                return
+            except ApiException as exc:
+                if exc.status != 404:
+                    raise
+                await asyncio.sleep(0.2)
+
+
 @pytest.mark.parametrize(
     ("spec", "field", "reason"),
     [
@@ -142,17 +157,7 @@ async def test_defaults_added_to_a_crd_apply_to_stored_objects(
     await extensions.create_custom_resource_definition(crd)
     try:
         body = _widget(group, "old", {"size": 1})
-        async with asyncio.timeout(20):
-            while True:
-                try:
-                    await crs.create_namespaced_custom_object(
-                        group, "v1", namespace, "widgets", body
-                    )
-                    break
-                except ApiException as exc:
-                    if exc.status != 404:
-                        raise
-                    await asyncio.sleep(0.2)
+        await _create_once_served(crs, group, namespace, body)
         live = await extensions.read_custom_resource_definition(f"widgets.{group}")
         schema = live.spec.versions[0].schema.open_apiv3_schema
         schema.properties["spec"].properties["color"].default = "red"
@@ -179,17 +184,7 @@ async def test_status_write_passes_when_a_tightened_schema_rejects_the_stored_sp
     await extensions.create_custom_resource_definition(crd)
     try:
         body = _widget(group, "w", {"size": 1})
-        async with asyncio.timeout(20):
-            while True:
-                try:
-                    await crs.create_namespaced_custom_object(
-                        group, "v1", namespace, "widgets", body
-                    )
-                    break
-                except ApiException as exc:
-                    if exc.status != 404:
-                        raise
-                    await asyncio.sleep(0.2)
+        await _create_once_served(crs, group, namespace, body)
         live = await extensions.read_custom_resource_definition(f"widgets.{group}")
         live.spec.versions[0].schema.open_apiv3_schema.properties["spec"].properties[
             "size"
