@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -160,17 +161,37 @@ def _admission(raw: Mapping[str, Any] | None) -> Admission | None:
     return Admission(str(raw.get("clusterQueue", "")), tuple(assignments))
 
 
+# PodSets parsed per (uid, generation): status writes, most of a Workload's events, leave
+# the spec alone, and parsing pod templates' quantities is the costly part of an event.
+_POD_SETS: OrderedDict[tuple[str, int], tuple[PodSet, ...]] = OrderedDict()
+_POD_SETS_KEPT = 50_000
+
+
+def _pod_sets(meta: Mapping[str, Any], spec: Mapping[str, Any]) -> tuple[PodSet, ...]:
+    uid, generation = meta.get("uid"), meta.get("generation")
+    key = (str(uid), int(generation)) if uid and isinstance(generation, int) else None
+    if key is not None and key in _POD_SETS:
+        _POD_SETS.move_to_end(key)
+        return _POD_SETS[key]
+    pod_sets = tuple(_pod_set(ps, i) for i, ps in enumerate(spec.get("podSets") or ()))
+    if not pod_sets:
+        raise ParseError("spec.podSets: Required value")
+    if sum(ps.min_count is not None for ps in pod_sets) > 1:
+        raise ParseError("spec.podSets: at most one podSet can use minCount")
+    if key is not None:
+        _POD_SETS[key] = pod_sets
+        if len(_POD_SETS) > _POD_SETS_KEPT:
+            _POD_SETS.popitem(last=False)
+    return pod_sets
+
+
 def parse_workload(obj: Mapping[str, Any]) -> Workload | Invalid:
     meta = obj.get("metadata") or {}
     name = str(meta.get("name", ""))
     spec = obj.get("spec") or {}
     status = obj.get("status") or {}
     try:
-        pod_sets = tuple(_pod_set(ps, i) for i, ps in enumerate(spec.get("podSets") or ()))
-        if not pod_sets:
-            raise ParseError("spec.podSets: Required value")
-        if sum(ps.min_count is not None for ps in pod_sets) > 1:
-            raise ParseError("spec.podSets: at most one podSet can use minCount")
+        pod_sets = _pod_sets(meta, spec)
         reclaimable = {str(r["name"]): int(r["count"]) for r in status.get("reclaimablePods") or ()}
         return Workload(
             namespace=str(meta.get("namespace", "default")),

@@ -183,3 +183,28 @@ def test_documented_gke_manifest_without_covered_resources_or_namespace_selector
     assert result.resource_groups[0].covered_resources == ("google.com/tpu",)
     assert result.namespace_selector is not None
     assert result.namespace_selector.matches({"kubernetes.io/metadata.name": "default"})
+
+
+def test_pod_sets_are_parsed_once_per_generation() -> None:
+    def obj(generation: int, cpu: str) -> dict[str, object]:
+        container = {"name": "c", "resources": {"requests": {"cpu": cpu}}}
+        return {
+            "metadata": {"name": "w", "namespace": "ns", "uid": "u-1", "generation": generation},
+            "spec": {
+                "queueName": "lq",
+                "podSets": [
+                    {"name": "main", "count": 1, "template": {"spec": {"containers": [container]}}}
+                ],
+            },
+        }
+
+    first, again, edited = (
+        parse_workload(obj(1, "1")),
+        parse_workload(obj(1, "1")),
+        parse_workload(obj(2, "2")),
+    )
+    assert isinstance(first, Workload)
+    assert isinstance(again, Workload)
+    assert isinstance(edited, Workload)
+    assert again.pod_sets is first.pod_sets
+    assert edited.pod_sets[0].requests == {"cpu": 2000}
