@@ -170,12 +170,13 @@ class AdmissionController:
             self.decisions.write_unqueueable()
             await self.decisions.room()
             started = time.perf_counter()
-            result = self.feed.scheduler.run_cycle(time.time())
+            now = time.time()
+            result = self.feed.scheduler.run_cycle(now)
             seconds = time.perf_counter() - started
             metrics.cycle(result, seconds)
             if self._on_cycle is not None:
                 self._on_cycle(result, seconds)
-            self.decisions.apply(result)
+            self.decisions.apply(result, now)
             self._queues_dirty = True
             self._sync_queue_status()
             if self._untried_heads(result):

@@ -56,11 +56,13 @@ class DecisionWriter:
         self._last_write: dict[str, asyncio.Task[None]] = {}
         self.admissions = 0
 
-    def apply(self, result: CycleResult) -> None:
+    def apply(self, result: CycleResult, decided_at: float) -> None:
+        """Write a cycle's decisions; admissions carry ``decided_at``, the time the cycle
+        assumed them, as Kueue stamps QuotaReserved/Admitted when its cache assumes."""
         for decision in result.decisions:
             key = decision.key
             if isinstance(decision, Admit):
-                self._spawn(key, partial(self._admit, decision))
+                self._spawn(key, partial(self._admit, decision, decided_at))
             elif isinstance(decision, Pending):
                 self._spawn(key, partial(self._pending, key, decision.reason, decision.message))
             else:
@@ -137,11 +139,10 @@ class DecisionWriter:
                 self._ahead[key] = (_version(current), patched)
         return patched
 
-    async def _admit(self, decision: Admit) -> None:
+    async def _admit(self, decision: Admit, now: float) -> None:
         key = decision.key
         obj = self._object(key)
         cached = self._feed.cache.workload(key)
-        now = time.time()
         patched = None if obj is None else await self._patch(obj, admit_patch(obj, decision, now))
         if obj is None or patched is None:
             # Quota back, and the workload back in its queue from its newest known version.

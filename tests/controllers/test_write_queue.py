@@ -81,7 +81,7 @@ async def test_pending_words_superseded_while_queued_are_not_written() -> None:
         ),
         entries=3,
     )
-    decisions.apply(result)
+    decisions.apply(result, decided_at=0.0)
     writer.open.set()
     await decisions.drain()
     assert len(writer.patches) == 1
