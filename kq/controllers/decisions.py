@@ -31,11 +31,12 @@ Object = dict[str, Any]
 
 # Parallel victim patches, as upstream's preemptor.
 PREEMPTION_PARALLELISM = 8
-# Pending-words writes in flight at once: they explain, admissions act, so under a client
-# limiter admissions must not queue behind a backlog of explanations.
+# Pending-words writes at once. They explain while admissions act: under a client limiter
+# admissions must not queue behind a backlog of explanations, and only each workload's
+# latest words are worth writing.
 PENDING_PARALLELISM = 8
-# Writes in flight before the next cycle waits: bounds how far decisions run ahead of the
-# server, and the memory a slow server can make us hold.
+# Decisive writes (admit, evict, release) in flight before the next cycle waits: bounds how
+# far decisions run ahead of the server, and the memory a slow server can make us hold.
 MAX_IN_FLIGHT = 256
 
 
@@ -47,7 +48,11 @@ class DecisionWriter:
         self._store = workloads
         self._writer = writer
         self._preempting = asyncio.Semaphore(PREEMPTION_PARALLELISM)
-        self._explaining = asyncio.Semaphore(PENDING_PARALLELISM)
+        # The latest pending words wanted per workload, oldest decision first.
+        self._words: dict[str, tuple[str, str]] = {}
+        self._words_ready = asyncio.Event()
+        self._explainers: list[asyncio.Task[None]] = []
+        self._explaining: set[asyncio.Task[None]] = set()
         # Pending words written (or being written) per workload, and from which resourceVersion.
         self._pending_written: dict[str, tuple[str, str, str]] = {}
         # Per workload: (the store's resourceVersion, our newer write's response).
@@ -62,22 +67,48 @@ class DecisionWriter:
         for decision in result.decisions:
             key = decision.key
             if isinstance(decision, Admit):
+                self._words.pop(key, None)
                 self._spawn(key, partial(self._admit, decision, decided_at))
             elif isinstance(decision, Pending):
-                self._spawn(key, partial(self._pending, key, decision.reason, decision.message))
+                self._want_words(key, decision.reason, decision.message)
             else:
                 cq = decision.cluster_queue
                 for victim in decision.victims:
+                    self._words.pop(victim.key, None)
                     self._spawn(victim.key, partial(self._evict, victim.key, victim, cq))
-                self._spawn(key, partial(self._pending, key, decision.reason, decision.message))
+                self._want_words(key, decision.reason, decision.message)
 
-    def _spawn(self, key: str, write: Callable[[], Coroutine[Any, Any, None]]) -> None:
+    def _spawn(
+        self, key: str, write: Callable[[], Coroutine[Any, Any, None]], *, decisive: bool = True
+    ) -> asyncio.Task[None]:
         """Writes to one workload run in order, each from the one before's response: two in
         flight from the same version would make the second fail its precondition."""
         task = asyncio.create_task(self._after(self._last_write.get(key), write))
         self._last_write[key] = task
-        self._in_flight.add(task)
+        (self._in_flight if decisive else self._explaining).add(task)
         task.add_done_callback(partial(self._done, key))
+        return task
+
+    def _want_words(self, key: str, reason: str, message: str) -> None:
+        self._words.pop(key, None)
+        self._words[key] = (reason, message)
+        self._words_ready.set()
+        if not self._explainers:
+            self._explainers = [
+                asyncio.create_task(self._explainer()) for _ in range(PENDING_PARALLELISM)
+            ]
+
+    async def _explainer(self) -> None:
+        """Writes the oldest wanted words, one workload at a time, until cancelled."""
+        while True:
+            if not self._words:
+                self._words_ready.clear()
+                await self._words_ready.wait()
+                continue
+            key = next(iter(self._words))
+            reason, message = self._words.pop(key)
+            write = partial(self._explain, key, reason, message)
+            await asyncio.wait([self._spawn(key, write, decisive=False)])
 
     @staticmethod
     async def _after(
@@ -89,6 +120,7 @@ class DecisionWriter:
 
     def _done(self, key: str, task: asyncio.Task[None]) -> None:
         self._in_flight.discard(task)
+        self._explaining.discard(task)
         if self._last_write.get(key) is task:
             del self._last_write[key]
 
@@ -99,14 +131,21 @@ class DecisionWriter:
 
     async def drain(self) -> None:
         """Wait for every outstanding write (tests and benchmarks use it to settle)."""
-        while self._in_flight:
-            await asyncio.wait(self._in_flight)
+        while self._in_flight or self._explaining or self._words:
+            tasks = self._in_flight | self._explaining
+            if tasks:
+                await asyncio.wait(tasks)
+            else:
+                await asyncio.sleep(0)
 
     async def close(self) -> None:
         """Abandon outstanding writes: the process stops or lost leadership."""
-        for task in self._in_flight:
+        tasks = [*self._explainers, *self._in_flight, *self._explaining]
+        for task in tasks:
             task.cancel()
-        await asyncio.gather(*self._in_flight, return_exceptions=True)
+        await asyncio.gather(*tasks, return_exceptions=True)
+        self._explainers = []
+        self._words.clear()
 
     def forget_deleted(self) -> None:
         for key in [k for k in self._pending_written if k not in self._store]:
@@ -169,17 +208,14 @@ class DecisionWriter:
                 f"Admitted by ClusterQueue {cq}, wait time since reservation was 0s",
             )
 
-    async def _pending(self, key: str, reason: str, message: str) -> None:
-        """``QuotaReserved=False`` and a Warning event, only when the words change; skipped
-        when a later decision about the same workload is queued behind it."""
-        async with self._explaining:
-            if self._last_write.get(key) is asyncio.current_task():
-                await self._explain(key, reason, message)
-
     async def _explain(self, key: str, reason: str, message: str) -> None:
-        obj = self._object(key)
-        if obj is None:
+        """``QuotaReserved=False`` and a Warning event, only when the words change; skipped
+        when a decisive write about the same workload is queued behind it."""
+        if self._last_write.get(key) is not asyncio.current_task():
             return
+        obj = self._object(key)
+        if obj is None or (obj.get("status") or {}).get("admission") is not None:
+            return  # gone, or holding quota again: the words no longer apply
         version = obj["metadata"].get("resourceVersion", "")
         words = (reason, message, version)
         if self._pending_written.get(key) == words:
@@ -230,7 +266,7 @@ class DecisionWriter:
             obj = self._object(key)
             version = "" if obj is None else obj["metadata"].get("resourceVersion", "")
             if self._pending_written.get(key) != ("Inadmissible", message, version):
-                self._spawn(key, partial(self._pending, key, "Inadmissible", message))
+                self._want_words(key, "Inadmissible", message)
 
 
 def _version(obj: Object) -> str:
