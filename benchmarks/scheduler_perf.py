@@ -302,8 +302,8 @@ class Runner:
         async def attempt() -> None:
             nonlocal fresh
             obj = self.informer.store.get(key) if not fresh else None
-            if obj is None:
-                obj = await self.client.get(WORKLOADS, name, ns)
+            if obj is None or not is_true(obj, "Admitted"):
+                obj = await self.client.get(WORKLOADS, name, ns)  # the cache may trail
             fresh = True
             record = self.records[key]
             if obj["metadata"]["uid"] != uid or record.admissions != admission:
