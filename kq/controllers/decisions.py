@@ -35,9 +35,10 @@ PREEMPTION_PARALLELISM = 8
 # admissions must not queue behind a backlog of explanations, and only each workload's
 # latest words are worth writing.
 PENDING_PARALLELISM = 8
-# Decisive writes (admit, evict, release) in flight before the next cycle waits: bounds how
-# far decisions run ahead of the server, and the memory a slow server can make us hold.
-MAX_IN_FLIGHT = 256
+# Decisive writes (admit, evict, release) in flight before the next cycle waits. An assumed
+# admission holds quota until its write lands, so a deep queue behind a client limiter
+# would lock quota up in writes that have not happened; 32 keeps the server busy without it.
+MAX_IN_FLIGHT = 32
 
 
 class DecisionWriter:
@@ -148,10 +149,13 @@ class DecisionWriter:
         self._words.clear()
 
     def forget_deleted(self) -> None:
+        """Drop what is kept about deleted workloads, and our writes the watch has delivered."""
         for key in [k for k in self._pending_written if k not in self._store]:
             del self._pending_written[key]
-        for key in [k for k in self._ahead if k not in self._store]:
-            del self._ahead[key]
+        for key, (base, _) in list(self._ahead.items()):
+            current = self._store.get(key)
+            if current is None or _version(current) != base:
+                del self._ahead[key]
 
     def _object(self, key: str) -> Object | None:
         """The newest version we know: our own last write while the watch has not caught up.
