@@ -26,7 +26,7 @@ import structlog
 
 from kq.config import PluginsConfig
 from kq.controllers import metrics
-from kq.controllers.decisions import DecisionWriter
+from kq.controllers.decisions import DecisionWriter, in_flight_bound
 from kq.controllers.feed import CoreFeed
 from kq.controllers.queue_status import QueueStatusWriter
 from kq.controllers.writer import WorkloadWriter
@@ -109,7 +109,12 @@ class AdmissionController:
             self.informers[LOCAL_QUEUES].store,
             self._is_leader,
         )
-        self.decisions = DecisionWriter(self.feed, self.informers[WORKLOADS].store, self.writer)
+        self.decisions = DecisionWriter(
+            self.feed,
+            self.informers[WORKLOADS].store,
+            self.writer,
+            in_flight_bound(client.settings.qps),
+        )
         self._queues_dirty = False
         self._queues_synced = 0.0
         self._queue_sync: asyncio.Task[None] | None = None

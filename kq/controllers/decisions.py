@@ -35,17 +35,31 @@ PREEMPTION_PARALLELISM = 8
 # admissions must not queue behind a backlog of explanations, and only each workload's
 # latest words are worth writing.
 PENDING_PARALLELISM = 8
-# Decisive writes (admit, evict, release) in flight before the next cycle waits. An assumed
-# admission holds quota until its write lands, so a deep queue behind a client limiter
-# would lock quota up in writes that have not happened; 32 keeps the server busy without it.
-MAX_IN_FLIGHT = 32
+# Seconds of the client's QPS that decisive writes (admit, evict, release) may queue before
+# the next cycle waits. An assumed admission holds quota until its write lands, so a deep
+# queue behind a client limiter locks quota up in writes that have not happened.
+QUEUED_WRITE_SECONDS = 0.5
+IN_FLIGHT_BOUNDS = (32, 256)
+
+
+def in_flight_bound(qps: float) -> int:
+    """Decisive writes in flight before the next cycle waits, for a client of ``qps``."""
+    low, high = IN_FLIGHT_BOUNDS
+    return max(low, min(high, int(qps * QUEUED_WRITE_SECONDS)))
 
 
 class DecisionWriter:
     """Assumed admissions confirmed or forgotten, pending words, evictions, releases."""
 
-    def __init__(self, feed: CoreFeed, workloads: Store, writer: WorkloadWriter) -> None:
+    def __init__(
+        self,
+        feed: CoreFeed,
+        workloads: Store,
+        writer: WorkloadWriter,
+        max_in_flight: int = IN_FLIGHT_BOUNDS[0],
+    ) -> None:
         self._feed = feed
+        self._max_in_flight = max_in_flight
         self._store = workloads
         self._writer = writer
         self._preempting = asyncio.Semaphore(PREEMPTION_PARALLELISM)
@@ -126,8 +140,8 @@ class DecisionWriter:
             del self._last_write[key]
 
     async def room(self) -> None:
-        """Wait until fewer than ``MAX_IN_FLIGHT`` writes are outstanding."""
-        while len(self._in_flight) >= MAX_IN_FLIGHT:
+        """Wait until fewer than ``max_in_flight`` decisive writes are outstanding."""
+        while len(self._in_flight) >= self._max_in_flight:
             await asyncio.wait(self._in_flight, return_when=asyncio.FIRST_COMPLETED)
 
     async def drain(self) -> None:

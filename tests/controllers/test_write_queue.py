@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any, cast
 
-from kq.controllers.decisions import DecisionWriter
+from kq.controllers.decisions import DecisionWriter, in_flight_bound
 from kq.controllers.feed import CoreFeed
 from kq.controllers.writer import MAX_QUEUED_EVENTS, WorkloadWriter
 from kq.queue.requeue import RequeueReason
@@ -89,3 +89,9 @@ async def test_pending_words_superseded_while_queued_are_not_written() -> None:
         c for c in writer.patches[0]["status"]["conditions"] if c["type"] == "QuotaReserved"
     ]
     assert condition["message"] == "1 more needed"
+
+
+def test_in_flight_bound_follows_the_client_limit() -> None:
+    assert in_flight_bound(50) == 32  # Kueue's perf-test limiter: keep the queue short
+    assert in_flight_bound(300) == 150  # kq's default: half a second of writes
+    assert in_flight_bound(1e6) == 256  # unthrottled: the server sets the pace
