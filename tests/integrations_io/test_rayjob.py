@@ -22,6 +22,7 @@ from kq.jobframework.naming import workload_name
 from kq.runtime.errors import ApiError
 from kq.runtime.resources import JOBS, WORKLOADS
 from kq.sandbox.cluster.driver import RAYCLUSTERS, RAYJOBS
+from tests.controllers.helpers import condition
 from tests.integrations_io.conftest import (
     FLAVOR_LABELS,
     PODSET_LABEL,
@@ -138,7 +139,8 @@ async def finished(stack: Stack, workload_name_: str) -> None:
     async def workload_finished() -> None:
         workload = await stack.client.get(WORKLOADS, workload_name_, stack.ns)
         assert is_true(workload, "Finished")
-        finished_ = next(c for c in workload["status"]["conditions"] if c["type"] == "Finished")
+        finished_ = condition(workload, "Finished")
+        assert finished_ is not None, "no Finished condition yet"
         assert finished_["reason"] == "Succeeded"
         assert "kueue.x-k8s.io/resource-in-use" not in (
             workload["metadata"].get("finalizers") or ()
@@ -222,9 +224,11 @@ async def test_a_preempted_rayjob_is_restored_requeued_and_finishes_later(stack:
         wl = await stack.workload("RayJob", "train")
         assert "admission" not in wl["status"]
         assert not is_true(wl, "QuotaReserved")
-        evicted_ = next(c for c in wl["status"]["conditions"] if c["type"] == "Evicted")
+        evicted_ = condition(wl, "Evicted")
+        assert evicted_ is not None, "no Evicted condition yet"
         assert (evicted_["status"], evicted_["reason"]) == ("True", "Preempted")
-        requeued = next(c for c in wl["status"]["conditions"] if c["type"] == "Requeued")
+        requeued = condition(wl, "Requeued")
+        assert requeued is not None, "no Requeued condition yet"
         assert (requeued["status"], requeued["reason"]) == ("True", "Preempted")
         return job
 

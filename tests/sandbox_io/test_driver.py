@@ -220,9 +220,15 @@ async def test_queued_provisioning_books_nodes_for_the_request(
                      "podSets": [{"count": 1, "podTemplateRef": {"name": "gpu"}}]},
         })  # fmt: skip
         await _eventually(lambda: _condition(client, requests, "req", ns, "Provisioned"))
-        booked = [n for n in (await client.list(NODES))["items"]
-                  if n["metadata"].get("annotations", {}).get(PROVISIONING_REQUEST_ANNOTATION)
-                  == f"{ns}/req"]  # fmt: skip
+        booked: list[dict[str, Any]] = []
+
+        async def booked_for_the_request() -> bool:
+            booked[:] = [n for n in (await client.list(NODES))["items"]
+                         if n["metadata"].get("annotations", {})
+                         .get(PROVISIONING_REQUEST_ANNOTATION) == f"{ns}/req"]  # fmt: skip
+            return bool(booked)
+
+        await _eventually(booked_for_the_request)
         assert len(booked) == 1
         assert booked[0]["metadata"]["labels"][POOL] == "dws-pool"
         consumer = {"apiVersion": "v1", "kind": "Pod",
