@@ -12,6 +12,7 @@ from kq.api.quantity import is_milli
 from kq.controllers.feed import CoreFeed
 from kq.observability import metrics
 from kq.scheduler.cycle import CycleResult
+from kq.scheduler.status import queue_usage
 
 SUCCESS = "success"
 INADMISSIBLE = "inadmissible"
@@ -61,29 +62,22 @@ class QueueGauges:
                 current = status == ("active" if active else "pending")
                 put(metrics.cluster_queue_status, (name, status), int(current))
         for name, cq in feed.cache.cluster_queues.items():
-            reserving = feed.cache.workloads_in(name)
-            reserved: dict[tuple[str, str], int] = {}
-            used: dict[tuple[str, str], int] = {}
-            admitted = 0
-            for key, info in reserving.items():
-                cached = feed.cache.workload(key)
-                is_admitted = cached is not None and cached.admitted
-                admitted += is_admitted
-                for fr, amount in info.usage.items():
-                    reserved[fr] = reserved.get(fr, 0) + amount
-                    if is_admitted:
-                        used[fr] = used.get(fr, 0) + amount
-            put(metrics.reserving_active_workloads, (name,), len(reserving))
-            put(metrics.admitted_active_workloads, (name,), admitted)
+            usage = queue_usage(feed.cache, name)
+            put(metrics.reserving_active_workloads, (name,), usage.reserving)
+            put(metrics.admitted_active_workloads, (name,), usage.admitted)
             for group in cq.resource_groups:
                 for flavor in group.flavors:
                     for resource, quota in flavor.resources.items():
                         fr = (flavor.name, resource)
                         row = (cq.cohort or "", name, *fr)
                         scale = 1000 if is_milli(resource) else 1
-                        reservation = reserved.get(fr, 0) / scale
+                        reservation = usage.reservation.get(fr, 0) / scale
                         put(metrics.cluster_queue_resource_reservation, row, reservation)
-                        put(metrics.cluster_queue_resource_usage, row, used.get(fr, 0) / scale)
+                        put(
+                            metrics.cluster_queue_resource_usage,
+                            row,
+                            usage.admitted_usage.get(fr, 0) / scale,
+                        )
                         put(metrics.cluster_queue_nominal_quota, row, quota.nominal / scale)
         for gauge, stale in self._series - seen:
             gauge.remove(*stale)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from kq.api.localqueue import LocalQueue
@@ -44,7 +45,17 @@ def active_condition(cache: Cache, name: str) -> dict[str, str]:
     return {"type": "Active", "status": "False", "reason": why[0], "message": why[1]}
 
 
-def cluster_queue_status(cache: Cache, queues: QueueManager, name: str) -> dict[str, Any]:
+@dataclass(frozen=True)
+class QueueUsage:
+    """What a ClusterQueue's workloads hold: counts, and totals per flavor and resource."""
+
+    reserving: int
+    admitted: int
+    reservation: dict[FlavorResource, int]
+    admitted_usage: dict[FlavorResource, int]
+
+
+def queue_usage(cache: Cache, name: str) -> QueueUsage:
     reserving = cache.workloads_in(name)
     reservation: dict[FlavorResource, int] = {}
     admitted_usage: dict[FlavorResource, int] = {}
@@ -57,12 +68,17 @@ def cluster_queue_status(cache: Cache, queues: QueueManager, name: str) -> dict[
             reservation[fr] = reservation.get(fr, 0) + amount
             if is_admitted:
                 admitted_usage[fr] = admitted_usage.get(fr, 0) + amount
+    return QueueUsage(len(reserving), admitted, reservation, admitted_usage)
+
+
+def cluster_queue_status(cache: Cache, queues: QueueManager, name: str) -> dict[str, Any]:
+    usage = queue_usage(cache, name)
     return {
         "pendingWorkloads": queues.pending_count(name),
-        "reservingWorkloads": len(reserving),
-        "admittedWorkloads": admitted,
-        "flavorsReservation": _flavors(cache, name, reservation),
-        "flavorsUsage": _flavors(cache, name, admitted_usage),
+        "reservingWorkloads": usage.reserving,
+        "admittedWorkloads": usage.admitted,
+        "flavorsReservation": _flavors(cache, name, usage.reservation),
+        "flavorsUsage": _flavors(cache, name, usage.admitted_usage),
     }
 
 

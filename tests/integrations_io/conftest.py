@@ -48,7 +48,7 @@ from kq.sandbox.cluster.driver import NODES, Settings, run_simulated_cluster
 from kq.sandbox.cluster.profiles import load_profile
 from kq.sandbox.dev import SANDBOX_FRAMEWORKS
 from kq.sandbox.webhooks import free_loopback_port, webhook_configurations
-from tests.controllers.helpers import condition, flavor, local_queue, namespace, priority_class
+from tests.controllers.helpers import flavor, local_queue, namespace, priority_class
 from tests.harness import Cluster
 
 T = TypeVar("T")
@@ -86,10 +86,6 @@ async def eventually(probe: Callable[[], Awaitable[T]], what: str, within: float
                 await asyncio.sleep(0.1)
     except TimeoutError:
         raise AssertionError(f"timed out after {within:g} s waiting for {what}: {last}") from last
-
-
-def is_true(obj: Mapping[str, Any], type_: str) -> bool:
-    return (condition(obj, type_) or {}).get("status") == "True"
 
 
 @dataclass

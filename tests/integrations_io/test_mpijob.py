@@ -17,7 +17,7 @@ from kq.jobframework.naming import workload_name
 from kq.runtime.resources import JOBS, WORKLOADS
 from kq.sandbox.cluster.driver import MPIJOBS
 from kq.sandbox.cluster.kubelet import RUN_SECONDS_ANNOTATION
-from tests.controllers.helpers import condition
+from tests.controllers.helpers import condition, is_true
 from tests.integrations_io.conftest import (
     FLAVOR_LABELS,
     PODSET_LABEL,
@@ -25,7 +25,6 @@ from tests.integrations_io.conftest import (
     QUEUE,
     Stack,
     eventually,
-    is_true,
     urgent_job,
 )
 from tests.sandbox.manifests import mpijob

@@ -22,7 +22,7 @@ from kq.jobframework.naming import workload_name
 from kq.runtime.errors import ApiError
 from kq.runtime.resources import JOBS, WORKLOADS
 from kq.sandbox.cluster.driver import RAYCLUSTERS, RAYJOBS
-from tests.controllers.helpers import condition
+from tests.controllers.helpers import condition, is_true
 from tests.integrations_io.conftest import (
     FLAVOR_LABELS,
     PODSET_LABEL,
@@ -30,7 +30,6 @@ from tests.integrations_io.conftest import (
     QUEUE,
     Stack,
     eventually,
-    is_true,
     urgent_job,
 )
 from tests.sandbox.manifests import rayjob
