@@ -29,12 +29,10 @@ STARTED = time.perf_counter()
 
 async def run(kubeconfig: Path, settings: ClientSettings, stats: Path) -> None:
     cycles: list[float] = []
-    admitting: list[int] = []
 
     def on_cycle(result: CycleResult, seconds: float) -> None:
         if result.decisions:
             cycles.append(seconds)
-            admitting.append(result.admitted)
 
     async with await KubeClient.connect(kubeconfig, settings) as client:
         controller = AdmissionController(client, event_namespace="default", on_cycle=on_cycle)
@@ -55,7 +53,6 @@ async def run(kubeconfig: Path, settings: ClientSettings, stats: Path) -> None:
         "droppedEvents": controller.writer.dropped_events,
         "requests": [[m, k, n] for (m, k), n in sorted(client.requests.items())],
         "cycleS": cycles,
-        "cycleAdmitted": admitting,
     }
     stats.write_text(json.dumps(figures))  # noqa: ASYNC240 - once, at exit
 

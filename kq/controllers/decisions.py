@@ -145,7 +145,7 @@ class DecisionWriter:
             await asyncio.wait(self._in_flight, return_when=asyncio.FIRST_COMPLETED)
 
     async def drain(self) -> None:
-        """Wait for every outstanding write (tests and benchmarks use it to settle)."""
+        """Wait for every outstanding write, pending words included (tests settle with it)."""
         while self._in_flight or self._explaining or self._words:
             tasks = self._in_flight | self._explaining
             if tasks:
