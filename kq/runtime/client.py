@@ -1,9 +1,9 @@
 """One API client per process: timeouts, QPS/burst limiting, retries, dict bodies.
 
 kubernetes_asyncio supplies configuration loading, authentication (token refresh included) and
-the aiohttp session; every request goes through ``ApiClient.call_api`` unparsed, because
-``json.loads`` of a body is an order of magnitude cheaper than the generated models, and one
-path serves built-in kinds and CRDs alike.
+the aiohttp session. Requests go to that session directly with dict bodies: ``json.loads`` of a
+body is an order of magnitude cheaper than the generated models, one path serves built-in kinds
+and CRDs alike, and ``ApiClient.call_api`` would walk every body once more to sanitise it.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from contextlib import asynccontextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
+from urllib.parse import urlencode
 
 import aiohttp
 import structlog
@@ -113,16 +114,25 @@ class KubeClient:
             limiter = self._limiters[kind] = TokenBucket(self.settings.qps, self.settings.burst)
         await limiter.acquire()
         self.requests[method, kind] += 1
+        api = self._api
+        rest = api.rest_client
+        headers = {**api.default_headers, "Accept": JSON, "Content-Type": content_type}
+        params = list(query)
+        await api.update_params_for_auth(headers, params, ["BearerToken"])
+        url = f"{api.configuration.host}{path}"
+        if params:
+            url += "?" + urlencode(params)
+        options: dict[str, Any] = {"timeout": limits, "headers": headers}
+        if body is not None:
+            options["data"] = json.dumps(body, separators=(",", ":")).encode()
+        if rest.proxy:
+            options["proxy"] = rest.proxy
+            options["proxy_headers"] = rest.proxy_headers
+        if rest.server_hostname:
+            options["server_hostname"] = rest.server_hostname
         try:
-            response: aiohttp.ClientResponse = await self._api.call_api(
-                path,
-                method,
-                query_params=list(query),
-                header_params={"Accept": JSON, "Content-Type": content_type},
-                body=body,
-                auth_settings=["BearerToken"],
-                _preload_content=False,
-                _request_timeout=limits,
+            response: aiohttp.ClientResponse = await rest.pool_manager.request(
+                method, url, **options
             )
         except (aiohttp.ClientError, TimeoutError) as exc:
             raise ApiError(0, f"{method} {path}: {exc!r}") from exc
