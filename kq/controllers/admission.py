@@ -217,9 +217,9 @@ class AdmissionController:
             if queue is None:
                 continue
             key = decision.key
-            if queue.contains(key) and key not in queue.inadmissible:
+            if queue.contains(key) and not queue.is_parked(key):
                 continue
-            if len(queue) - len(queue.inadmissible) - len(queue.inflight) > 0:
+            if queue.untried_count() > 0:
                 return True
         return False
 

@@ -54,7 +54,7 @@ class QueueGauges:
             seen.add((gauge, labels))
 
         for name, queue in feed.queues.queues.items():
-            inadmissible = len(queue.inadmissible)
+            inadmissible = queue.parked_count()
             put(metrics.pending_workloads, (name, "active"), len(queue) - inadmissible)
             put(metrics.pending_workloads, (name, "inadmissible"), inadmissible)
             active = name in feed.cache.cluster_queues and feed.cache.inactive_reason(name) is None

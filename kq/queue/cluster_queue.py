@@ -1,4 +1,4 @@
-"""The pending workloads of one ClusterQueue: an ordered heap plus the parked inadmissible."""
+"""The pending workloads of one ClusterQueue: ordered heaps plus the parked inadmissible."""
 
 from __future__ import annotations
 
@@ -7,23 +7,36 @@ import itertools
 
 from kq.queue.requeue import RequeueReason
 from kq.queue.strategy import QueueingStrategy
-from kq.workload.info import WorkloadInfo
+from kq.workload.info import Shape, WorkloadInfo, same_for_queueing
 
 _sequence = itertools.count()
+# The reasons that say a workload's shape does not fit now, whoever carries it.
+_SHAPE_FAILED = (RequeueReason.NO_FIT, RequeueReason.PREEMPTION_NO_CANDIDATES)
+
+_Entry = tuple[tuple[int, float, str], int, str]
 
 
 class PendingQueue:
     """Heap order: sticky preemptor, then priority desc, queue time asc, UID.
 
-    Replaced or removed workloads leave stale heap entries that ``pop`` skips.
+    Queued workloads sit in one heap per scheduling shape, and a heap of the shapes' heads
+    picks among the shapes that are not parked. Parking a shape that failed (BestEffortFIFO,
+    as Kueue's SchedulingEquivalenceHashing) and releasing it on a requeue then cost one step
+    per shape, not one per workload. Replaced or removed workloads leave stale entries that
+    ``pop`` skips.
     """
 
     def __init__(self, name: str, strategy: QueueingStrategy) -> None:
         self.name = name
         self.strategy = strategy
-        self._heap: list[tuple[tuple[int, float, str], int, str]] = []
-        self._active: dict[str, tuple[WorkloadInfo, int]] = {}
+        self._queued: dict[str, tuple[WorkloadInfo, int]] = {}
+        self._shapes: dict[Shape, list[_Entry]] = {}
+        self._shape_sizes: dict[Shape, int] = {}
+        self._heads: list[tuple[tuple[int, float, str], int, Shape]] = []
+        self.parked_shapes: set[Shape] = set()
+        """Shapes that failed since the last requeue: their workloads, arrivals too, wait."""
         self.inadmissible: dict[str, WorkloadInfo] = {}
+        """Workloads parked one by one (not by shape) until a requeue or their own update."""
         self.inflight: dict[str, WorkloadInfo] = {}
         self._requeue_generation = 0
         self._popped_at: dict[str, int] = {}
@@ -31,18 +44,60 @@ class PendingQueue:
         """The head waiting for its preemptions, popped first while it stays pending."""
 
     def __len__(self) -> int:
-        return len(self._active) + len(self.inadmissible) + len(self.inflight)
+        return len(self._queued) + len(self.inadmissible) + len(self.inflight)
+
+    def parked_count(self) -> int:
+        """Pending workloads no cycle will look at before a requeue."""
+        sizes = self._shape_sizes
+        return len(self.inadmissible) + sum(sizes.get(s, 0) for s in self.parked_shapes)
+
+    def untried_count(self) -> int:
+        """Queued workloads a next cycle could pop."""
+        return len(self._queued) - (self.parked_count() - len(self.inadmissible))
+
+    def is_parked(self, key: str) -> bool:
+        if key in self.inadmissible:
+            return True
+        entry = self._queued.get(key)
+        return entry is not None and entry[0].shape in self.parked_shapes
+
+    def add(self, info: WorkloadInfo, parked: WorkloadInfo | None = None) -> None:
+        """Queue a new or updated workload (``parked``: its previous version, if parked here
+        one by one): parked still if nothing that decides its fit changed, as upstream."""
+        if parked is not None and same_for_queueing(parked, info):
+            self.park(info)
+        else:
+            self.push(info)
 
     def push(self, info: WorkloadInfo) -> None:
-        """Add or replace ``info`` in the heap (leaving any parked or in-flight copy)."""
+        """Add or replace ``info`` among the queued (leaving any parked or in-flight copy)."""
         self.inadmissible.pop(info.key, None)
         self.inflight.pop(info.key, None)
+        self._unqueue(info.key)
         seq = next(_sequence)
-        self._active[info.key] = (info, seq)
-        heapq.heappush(self._heap, (info.order_key(), seq, info.key))
+        self._queued[info.key] = (info, seq)
+        shape = info.shape
+        order = info.order_key()
+        heapq.heappush(self._shapes.setdefault(shape, []), (order, seq, info.key))
+        self._shape_sizes[shape] = self._shape_sizes.get(shape, 0) + 1
+        if shape not in self.parked_shapes:
+            heapq.heappush(self._heads, (order, seq, shape))
+
+    def _unqueue(self, key: str) -> WorkloadInfo | None:
+        """Out of the queued set (its heap entries go stale); returns what it was."""
+        entry = self._queued.pop(key, None)
+        if entry is None:
+            return None
+        shape = entry[0].shape
+        left = self._shape_sizes[shape] - 1
+        if left:
+            self._shape_sizes[shape] = left
+        else:
+            del self._shape_sizes[shape], self._shapes[shape]
+        return entry[0]
 
     def delete(self, key: str) -> bool:
-        found = self._active.pop(key, None) is not None
+        found = self._unqueue(key) is not None
         found |= self.inadmissible.pop(key, None) is not None
         found |= self.inflight.pop(key, None) is not None
         self._popped_at.pop(key, None)
@@ -51,20 +106,51 @@ class PendingQueue:
         return found
 
     def contains(self, key: str) -> bool:
-        return key in self._active or key in self.inadmissible or key in self.inflight
+        return key in self._queued or key in self.inadmissible or key in self.inflight
 
     def pop(self) -> WorkloadInfo | None:
-        if self.sticky is not None and self.sticky in self._active:
-            info, _ = self._active.pop(self.sticky)  # its heap entry is now stale
+        if self.sticky is not None and self.sticky in self._queued:
+            info = self._unqueue(self.sticky)
+            assert info is not None
+            self._reheads(info.shape)
             return self._in_flight(info)
-        heap = self._heap
-        while heap:
-            _, seq, key = heapq.heappop(heap)
-            current = self._active.get(key)
-            if current is not None and current[1] == seq:
-                del self._active[key]
-                return self._in_flight(current[0])
+        heads = self._heads
+        while heads:
+            _, seq, shape = heapq.heappop(heads)
+            if shape in self.parked_shapes:
+                continue  # released shapes come back with their current head
+            top = self._top(shape)
+            if top is None:
+                continue
+            if top[1] != seq:
+                # A stale head: its shape's real head is no better, so it queues from here.
+                heapq.heappush(heads, (top[0], top[1], shape))
+                continue
+            heapq.heappop(self._shapes[shape])
+            info = self._unqueue(top[2])
+            assert info is not None
+            self._reheads(shape)
+            return self._in_flight(info)
         return None
+
+    def _top(self, shape: Shape) -> _Entry | None:
+        """The shape's head entry, after dropping stale ones."""
+        entries = self._shapes.get(shape)
+        while entries:
+            top = entries[0]
+            current = self._queued.get(top[2])
+            if current is not None and current[1] == top[1]:
+                return top
+            heapq.heappop(entries)
+        return None
+
+    def _reheads(self, shape: Shape) -> None:
+        """Offer the shape's new head to the heap of heads, unless the shape is parked."""
+        if shape in self.parked_shapes:
+            return
+        top = self._top(shape)
+        if top is not None:
+            heapq.heappush(self._heads, (top[0], top[1], shape))
 
     def _in_flight(self, info: WorkloadInfo) -> WorkloadInfo:
         self.inflight[info.key] = info
@@ -80,6 +166,10 @@ class PendingQueue:
             self.sticky = info.key
         if self.strategy.requeue_immediately(reason) or popped_at < self._requeue_generation:
             self.push(info)
+        elif reason in _SHAPE_FAILED and self.strategy.PARKS_EQUIVALENT:
+            # Every workload of this shape would fail the same way until a requeue.
+            self.parked_shapes.add(info.shape)
+            self.push(info)
         else:
             self.inadmissible[info.key] = info
 
@@ -93,10 +183,16 @@ class PendingQueue:
     def requeue_inadmissible(self) -> int:
         """Move every parked workload back to the heap; counts as an event for in-flight heads."""
         self._requeue_generation += 1
+        moved = 0
+        for shape in self.parked_shapes:
+            moved += self._shape_sizes.get(shape, 0)
+        shapes, self.parked_shapes = self.parked_shapes, set()
+        for shape in shapes:
+            self._reheads(shape)
         parked = [i for i in self.inadmissible.values() if not i.obj.awaiting_requeue]
         for info in parked:
             self.push(info)
-        return len(parked)
+        return moved + len(parked)
 
     def park(self, info: WorkloadInfo) -> None:
         """Hold a workload outside the heap until a requeue (or its own update) moves it."""
@@ -105,7 +201,7 @@ class PendingQueue:
 
     def pending(self) -> list[WorkloadInfo]:
         """All pending workloads in heap order (for status and visibility)."""
-        items = [i for i, _ in self._active.values()]
+        items = [i for i, _ in self._queued.values()]
         items += self.inadmissible.values()
         items += self.inflight.values()
         return sorted(items, key=WorkloadInfo.order_key)

@@ -54,6 +54,8 @@ class QueueManager:
 
     def add_workload(self, workload: Workload) -> str | None:
         """Queue a pending workload; returns why it can't be queued (Kueue's message), if so."""
+        previous = self.queues.get(self._where.get(workload.key, ""))
+        parked = previous.inadmissible.get(workload.key) if previous is not None else None
         self.delete_workload(workload.key)
         if not workload.active or workload.is_finished or workload.has_quota_reservation:
             return None
@@ -68,7 +70,7 @@ class QueueManager:
         if workload.awaiting_requeue:
             queue.park(info)  # backing off: the update that sets Requeued=True re-adds it
         else:
-            queue.push(info)
+            queue.add(info, parked if queue is previous else None)
         self._where[workload.key] = lq.cluster_queue
         self._local_queue_of[workload.key] = lq_key
         counts = self._pending_per_local_queue

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Hashable, Mapping
 from dataclasses import dataclass, field
 
+from kq.api.conditions import find
 from kq.api.quotas import FlavorResource
-from kq.api.workload import Admission, Workload
+from kq.api.workload import EVICTED, REQUEUED, Admission, Workload
+
+Shape = tuple[Hashable, ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -18,9 +21,13 @@ class WorkloadInfo:
     queue_time: float = 0.0
     usage: Mapping[FlavorResource, int] = field(default_factory=dict)
     key: str = field(init=False, repr=False, compare=False)
+    shape: Shape = field(init=False, repr=False, compare=False)
+    """What decides whether it fits, as Kueue's scheduling equivalence hash: workloads of one
+    shape in one ClusterQueue fit or fail together."""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "key", self.obj.key)
+        object.__setattr__(self, "shape", scheduling_shape(self.obj))
 
     @property
     def priority(self) -> int:
@@ -29,6 +36,40 @@ class WorkloadInfo:
     def order_key(self) -> tuple[int, float, str]:
         """Heap order: higher priority, then older queue time, then UID (name if none)."""
         return (-self.obj.priority, self.queue_time, self.obj.uid or self.obj.key)
+
+
+def scheduling_shape(workload: Workload) -> Shape:
+    """Priority and, per pod set, its effective count, requests and node constraints."""
+    reclaimable = workload.reclaimable_pods
+    return (
+        workload.priority,
+        *(
+            (
+                ps.name,
+                ps.count - reclaimable.get(ps.name, 0),
+                ps.min_count,
+                tuple(sorted(ps.requests.items())),
+                ps.tolerations,
+                ps.node_constraints,
+                ps.priority_class_name,
+            )
+            for ps in workload.pod_sets
+        ),
+    )
+
+
+def same_for_queueing(old: WorkloadInfo, new: WorkloadInfo) -> bool:
+    """Whether an update leaves a parked workload as (in)admissible as before: our own pending
+    words, for one, must not send it back to be tried again, as upstream keeps it parked."""
+    a, b = old.obj, new.obj
+    return (
+        old.shape == new.shape
+        and old.queue_time == new.queue_time
+        and a.queue_name == b.queue_name
+        and a.active == b.active
+        and find(a.conditions, EVICTED) == find(b.conditions, EVICTED)
+        and find(a.conditions, REQUEUED) == find(b.conditions, REQUEUED)
+    )
 
 
 def admission_usage(workload: Workload, admission: Admission) -> dict[FlavorResource, int]:

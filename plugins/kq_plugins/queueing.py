@@ -13,6 +13,7 @@ class StrictFIFO:
 
     NAME: ClassVar[str] = "StrictFIFO"
     STICKY_PREEMPTOR: ClassVar[bool] = False
+    PARKS_EQUIVALENT: ClassVar[bool] = False
 
     def requeue_immediately(self, reason: RequeueReason) -> bool:
         return reason is not RequeueReason.NAMESPACE_MISMATCH
@@ -23,6 +24,7 @@ class BestEffortFIFO:
 
     NAME: ClassVar[str] = "BestEffortFIFO"
     STICKY_PREEMPTOR: ClassVar[bool] = True
+    PARKS_EQUIVALENT: ClassVar[bool] = True
 
     def requeue_immediately(self, reason: RequeueReason) -> bool:
         return reason in (RequeueReason.FAILED_AFTER_NOMINATION, RequeueReason.PENDING_PREEMPTION)

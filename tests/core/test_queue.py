@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from kq.api.conditions import Condition
 from kq.api.localqueue import LocalQueue
 from kq.api.workload import PodSet, Workload
@@ -166,3 +169,112 @@ def test_finishing_in_one_queue_wakes_its_cohort_only() -> None:
     result = world.cycle()
     assert set(result.by_key) == {borrower}
     assert stranger not in world.admitted()
+
+
+def sized(name: str, cpu: int, priority: int = 0, created: float = 0.0) -> Workload:
+    pod_set = PodSet("main", 1, {"cpu": cpu})
+    return Workload("ns", name, f"uid-{name}", (pod_set,), "lq", priority, creation_time=created)
+
+
+def test_a_shape_that_fails_parks_its_equals_but_not_other_shapes() -> None:
+    queues = manager()
+    for i, cpu in enumerate((4000, 4000, 1000, 4000)):
+        queues.add_workload(sized(f"w{i}", cpu, created=i))
+    (head,) = queues.heads()
+    assert head.obj.name == "w0"
+    queues.requeue(head, RequeueReason.NO_FIT)
+    # w1 and w3 share w0's shape: they are skipped without a try, and so is a new arrival.
+    queues.add_workload(sized("late", 4000, created=9))
+    assert [h.obj.name for h in queues.heads()] == ["w2"]
+    queue = queues.queues["cq"]
+    assert queue.parked_count() == 4
+    assert queue.untried_count() == 0
+    assert queues.pending_count("cq") == 5
+    assert queues.requeue_inadmissible(["cq"]) == 4
+    assert drain(queues) == ["w0", "w1", "w3", "late"]
+
+
+def test_strict_fifo_parks_no_shape() -> None:
+    queues = manager("StrictFIFO")
+    queues.add_workload(sized("a", 4000))
+    queues.add_workload(sized("b", 4000, created=1))
+    (head,) = queues.heads()
+    queues.requeue(head, RequeueReason.NO_FIT)
+    assert queues.queues["cq"].parked_shapes == set()
+    assert [h.obj.name for h in queues.heads()] == ["a"]
+
+
+def test_only_shape_failures_park_the_shape() -> None:
+    queues = manager()
+    queues.add_workload(sized("a", 4000))
+    queues.add_workload(sized("b", 4000, created=1))
+    (head,) = queues.heads()
+    queues.requeue(head, RequeueReason.INACTIVE)
+    assert [h.obj.name for h in queues.heads()] == ["b"]
+
+
+def test_an_unchanged_update_leaves_a_parked_workload_parked() -> None:
+    queues = manager()
+    queues.add_workload(sized("w", 4000))
+    (head,) = queues.heads()
+    queues.requeue(head, RequeueReason.INACTIVE)
+    pending = Condition("QuotaReserved", "False", "Pending", "couldn't assign flavors")
+    queues.add_workload(replace(sized("w", 4000), conditions=(pending,)))
+    assert queues.heads() == []
+    queues.add_workload(sized("w", 2000))  # smaller now: it may fit, so it is tried again
+    assert [h.obj.name for h in queues.heads()] == ["w"]
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(["add", "pop-fit", "pop-nofit", "requeue", "delete"]),
+            st.integers(0, 7),
+            st.sampled_from([1000, 2000]),
+            st.integers(0, 2),
+        ),
+        max_size=60,
+    )
+)
+def test_heads_follow_heap_order_among_shapes_not_parked(
+    steps: list[tuple[str, int, int, int]],
+) -> None:
+    """Against a plain model: the head is always the first queued workload, in heap order,
+    whose shape is not parked; parked shapes come back whole on a requeue."""
+    queues = manager()
+    queue = queues.queues["cq"]
+    model: dict[str, Workload] = {}
+    parked: set[tuple[int, int]] = set()
+    clock = 0.0
+    for op, n, cpu, priority in steps:
+        name = f"w{n}"
+        if op == "add":
+            clock += 1
+            wl = sized(name, cpu, priority, created=clock)
+            queues.add_workload(wl)
+            model[name] = wl
+        elif op == "delete":
+            queues.delete_workload(f"ns/{name}")
+            model.pop(name, None)
+        elif op == "requeue":
+            queues.requeue_inadmissible(["cq"])
+            parked.clear()
+        else:
+            ready = sorted(
+                (
+                    w
+                    for w in model.values()
+                    if (w.priority, w.pod_sets[0].requests["cpu"]) not in parked
+                ),
+                key=lambda w: (-w.priority, w.creation_time, w.uid),
+            )
+            heads = queues.heads()
+            assert [h.obj.name for h in heads] == [w.name for w in ready[:1]]
+            if heads and op == "pop-fit":
+                queues.admitted(heads[0].key)
+                del model[heads[0].obj.name]
+            elif heads:
+                queues.requeue(heads[0], RequeueReason.NO_FIT)
+                parked.add((heads[0].priority, heads[0].obj.pod_sets[0].requests["cpu"]))
+        assert len(queue) == len(model)
