@@ -432,10 +432,12 @@ async def raw_patch_rate(client: KubeClient, patches: int = 400) -> float:
 
 
 @contextmanager
-def embedded_server() -> Iterator[tuple[Path, int]]:
+def embedded_server(profile: Path | None = None) -> Iterator[tuple[Path, int]]:
+    profiler = ["-m", "cProfile", "-o", str(profile)] if profile else []
     with tempfile.TemporaryDirectory() as data:
+        server = ["-m", "kq", "apiserver", "--data-dir", data, "--history", "200000"]
         process = subprocess.Popen(
-            [sys.executable, "-m", "kq", "apiserver", "--data-dir", data, "--history", "200000"],
+            [sys.executable, *profiler, *server],
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
             text=True,
@@ -656,6 +658,7 @@ def main() -> None:
     parser.add_argument("--scale", type=float, default=1.0, help="multiplies workload counts")
     parser.add_argument("--kubeconfig", type=Path, help="an API server to use instead")
     parser.add_argument("--profile", type=Path, help="cProfile the controller into this file")
+    parser.add_argument("--profile-server", type=Path, help="cProfile the API server into this")
     args = parser.parse_args()
     folder = HERE / "configs" / args.config
     queues = load_config(folder / "generator.yaml", args.scale)
@@ -664,7 +667,7 @@ def main() -> None:
     if args.kubeconfig is not None:
         run = asyncio.run(bench(args.kubeconfig, None, queues, args.mode, args.profile))
     else:
-        with embedded_server() as (kubeconfig, pid):
+        with embedded_server(args.profile_server) as (kubeconfig, pid):
             run = asyncio.run(bench(kubeconfig, pid, queues, args.mode, args.profile))
     passed = report(run, rangespec)
     if rangespec is None:
