@@ -6,6 +6,7 @@ Kubernetes prints (``1500m``, ``2``, ``4Gi``, ``1k``).
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from fractions import Fraction
@@ -54,8 +55,18 @@ def is_milli(resource: str) -> bool:
 
 def to_amount(resource: str, value: object) -> int:
     """The integer Kueue stores for ``resource``: ceil of the value (in thousandths for cpu)."""
+    if isinstance(value, str):
+        return _string_amount(resource, value)
+    return _amount(resource, value)
+
+
+def _amount(resource: str, value: object) -> int:
     exact = parse_quantity(value)
     return math.ceil(exact * 1000) if is_milli(resource) else math.ceil(exact)
+
+
+# Every Workload event carries the same few quantity strings again; Fractions are slow.
+_string_amount = functools.lru_cache(maxsize=4096)(_amount)
 
 
 def _canonical(value: int, suffixes: tuple[str, ...], base: int) -> str:

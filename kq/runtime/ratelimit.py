@@ -17,15 +17,29 @@ class TokenBucket:
         self._tokens = float(burst)
         self._stamp = time.monotonic()
         self._lock = asyncio.Lock()
+        self._queued = 0
 
     async def acquire(self) -> None:
+        # Nobody queued and a token saved: take it without the lock's bookkeeping.
+        if not self._queued:
+            self._refill()
+            if self._tokens >= 1:
+                self._tokens -= 1
+                return
         # The lock keeps waiters in FIFO order, so a burst of callers is paced, not stampeded.
-        async with self._lock:
-            now = time.monotonic()
-            self._tokens = min(self._burst, self._tokens + (now - self._stamp) * self._qps)
-            self._stamp = now
-            if self._tokens < 1:
-                await asyncio.sleep((1 - self._tokens) / self._qps)
-                self._tokens = 1.0
-                self._stamp = time.monotonic()
-            self._tokens -= 1
+        self._queued += 1
+        try:
+            async with self._lock:
+                self._refill()
+                if self._tokens < 1:
+                    await asyncio.sleep((1 - self._tokens) / self._qps)
+                    self._tokens = 1.0
+                    self._stamp = time.monotonic()
+                self._tokens -= 1
+        finally:
+            self._queued -= 1
+
+    def _refill(self) -> None:
+        now = time.monotonic()
+        self._tokens = min(self._burst, self._tokens + (now - self._stamp) * self._qps)
+        self._stamp = now

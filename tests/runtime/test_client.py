@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 
@@ -83,6 +84,22 @@ async def test_token_bucket_paces_after_the_burst() -> None:
         await bucket.acquire()
     # 5 free, then 5 more at 20/s: about 0.25 s.
     assert 0.2 <= time.monotonic() - started < 0.6
+
+
+async def test_token_bucket_serves_waiters_first_come_first_served() -> None:
+    bucket = TokenBucket(qps=50, burst=1)
+    order: list[str] = []
+
+    async def take(name: str) -> None:
+        await bucket.acquire()
+        order.append(name)
+
+    first = [asyncio.create_task(take(n)) for n in "abc"]
+    await asyncio.sleep(0)  # a has the token; b and c queue
+    await asyncio.sleep(0.03)  # a token saved up again while b waits for the lock's turn
+    await take("late")
+    await asyncio.gather(*first)
+    assert order == ["a", "b", "c", "late"]
 
 
 async def test_each_kind_has_its_own_limiter_and_requests_are_counted() -> None:
