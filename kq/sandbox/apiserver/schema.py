@@ -230,8 +230,25 @@ def compile_go_regex(pattern: str) -> re.Pattern[str]:
     return re.compile("".join(out))
 
 
+_NONE_TYPE: type = type(None)
+_CONTAINERS = (dict, list)
+# Python types whose every value a JSON type accepts; anything else (a float that is a whole
+# number for ``integer``, a subclass) takes the exact path through ``_type_matches``.
+_PY_TYPES: dict[str, frozenset[type]] = {
+    "string": frozenset({str}),
+    "integer": frozenset({int}),
+    "number": frozenset({int, float}),
+    "boolean": frozenset({bool}),
+    "object": frozenset({dict}),
+    "array": frozenset({list}),
+}
+
+
 class Schema:
-    """One node of a structural schema (the root is the ``openAPIV3Schema``)."""
+    """One node of a structural schema (the root is the ``openAPIV3Schema``).
+
+    Nodes are not changed once built: the walks rely on what each node precomputes.
+    """
 
     def __init__(self, raw: Mapping[str, Any]) -> None:
         self.raw = raw
@@ -282,6 +299,68 @@ class Schema:
         self.cel_rules: int = len(raw.get("x-kubernetes-validations") or ()) + sum(
             c.cel_rules for c in children
         )
+        self._plan_validation()
+        self._plan_walks()
+
+    def _plan_validation(self) -> None:
+        # What ``_validate`` needs from ``raw``, read once rather than per value.
+        raw = self.raw
+        fmt = raw.get("format")
+        self._types = self.types
+        self._type_ok = frozenset(
+            t for name in self._types if isinstance(name, str) for t in _PY_TYPES.get(name, ())
+        )
+        self._enum: Any = raw.get("enum")
+        self._junctors = bool(self.all_of or self.any_of or self.one_of or self.not_)
+        self._format_check = _FORMATS.get(fmt) if isinstance(fmt, str) else None
+        self._string_checks = (
+            "maxLength" in raw
+            or "minLength" in raw
+            or self.pattern is not None
+            or self._format_check is not None
+        )
+        self._number_checks = any(k in raw for k in ("maximum", "minimum", "multipleOf"))
+        self._array_checks = "maxItems" in raw or "minItems" in raw or bool(raw.get("uniqueItems"))
+        self._object_checks = (
+            self.embedded_resource
+            or bool(raw.get("required"))
+            or "maxProperties" in raw
+            or "minProperties" in raw
+        )
+        self._list_dups = self.list_type in ("set", "map")
+        self._fast = _fast_types(self)
+        self._plan_scalars()
+
+    def _plan_scalars(self) -> None:
+        # Bounds ``_scalar_passes`` tests a string or number against before any path is built.
+        raw = self.raw
+        enum = self._enum
+        self._max_length: Any = raw.get("maxLength")
+        self._min_length: Any = raw.get("minLength")
+        self._enum_strings = (
+            frozenset(e for e in enum if type(e) is str) if isinstance(enum, list) else None
+        )
+        self._maximum: Any = raw.get("maximum")
+        self._minimum: Any = raw.get("minimum")
+        self._exclusive_maximum = bool(raw.get("exclusiveMaximum"))
+        self._exclusive_minimum = bool(raw.get("exclusiveMinimum"))
+        self._quick = _quick_types(self)
+
+    def _plan_walks(self) -> None:
+        # Subtrees a walk cannot change are skipped whole; see the helpers for each walk.
+        fields = [*self.properties.values(), *(c for c in (self.additional,) if c is not None)]
+        nested = [*fields, *(c for c in (self.items,) if c is not None)]
+        self._prop_defaults = tuple((k, p) for k, p in self.properties.items() if p.has_default)
+        self._defaults_noop: bool = all(not c.has_default and c._defaults_noop for c in nested)
+        self._default_noop: bool = (
+            self._defaults_noop
+            and all(c.nullable and c._default_noop for c in fields)
+            and (self.items is None or self.items._default_noop)
+        )
+        self._skip_noop: bool = all(c._prune_noop for c in fields) and (
+            self.items is None or self.items._skip_noop
+        )
+        self._prune_noop: bool = self.preserve_unknown and self._skip_noop
 
     @classmethod
     def from_openapi(cls, openapi_v3_schema: Mapping[str, Any]) -> Schema:
@@ -310,8 +389,7 @@ class Schema:
     def default_in_place(self, obj: Any, unchanged: Collection[str] = ()) -> Any:
         """``default`` on an object the caller owns: no copy. Top-level fields named in
         ``unchanged`` were defaulted when stored and are not walked again."""
-        _prune_nulls(obj, self, unchanged)
-        _apply_defaults(obj, self, unchanged)
+        _default(obj, self, unchanged)
         return obj
 
     # --- pruning -----------------------------------------------------------------
@@ -335,41 +413,127 @@ class Schema:
         upstream's validation ratcheting lets unchanged values pass anyway.
         """
         errs: list[FieldError] = []
-        _validate(obj, self, "", errs, unchanged)
-        _validate_list_types(obj, self, "", errs, unchanged)
+        dups: list[FieldError] = []
+        _validate(obj, self, "", errs, dups, unchanged)
+        errs.extend(dups)
         return errs
 
 
-def _is_non_nullable_null(value: Any, s: Schema | None) -> bool:
-    return value is None and s is not None and not s.nullable
+def _fast_types(s: Schema) -> frozenset[type]:
+    """Python types (exact) whose every value passes ``s`` without an error, list-type
+    duplicates included: walks skip such values without building their paths."""
+    fast: set[type] = set()
+    # A null meets only the type and enum checks.
+    if s.nullable or not (s._types or s._enum is not None):
+        fast.add(_NONE_TYPE)
+    if s._enum is not None:
+        return frozenset(fast)
+    checked = (
+        (str, s._string_checks),
+        (int, s._number_checks),
+        (float, s._number_checks),
+        (bool, False),
+        (dict, s._object_checks or bool(s.properties) or s.additional is not None),
+        (list, s._array_checks or s._list_dups or s.items is not None),
+    )
+    fast.update(t for t, has_checks in checked if not has_checks and _plain_for(s, t))
+    return frozenset(fast)
 
 
-def _prune_nulls(x: Any, s: Schema | None, unchanged: Collection[str] = ()) -> None:
+def _plain_for(s: Schema, t: type) -> bool:
+    """Values of type ``t`` pass the type check and junctors of ``s`` whatever they are."""
+    return (
+        (not s._types or t in s._type_ok)
+        and not s.one_of
+        and s.not_ is None
+        and all(t in sub._fast for sub in s.all_of)
+        and (not s.any_of or any(t in sub._fast for sub in s.any_of))
+    )
+
+
+def _quick_types(s: Schema) -> frozenset[type]:
+    """Scalar types (exact) for which ``_scalar_passes`` tells whether ``s`` reports nothing."""
+    bounds = (s._max_length, s._min_length, s._maximum, s._minimum)
+    if any(b is not None and not isinstance(b, int | float) for b in bounds):
+        return frozenset()
+    quick: set[type] = set()
+    if (s._enum is None or s._enum_strings is not None) and _plain_for(s, str):
+        quick.add(str)
+    if s._enum is None and "multipleOf" not in s.raw:
+        quick.update(t for t in (int, float) if _plain_for(s, t))
+    return frozenset(quick)
+
+
+def _scalar_passes(x: str | float, s: Schema) -> bool:
+    """Whether ``x``, of a type in ``s._quick``, meets every check of ``s``."""
+    if isinstance(x, str):
+        return (
+            (s._max_length is None or len(x) <= s._max_length)
+            and (s._min_length is None or len(x) >= s._min_length)
+            and (s.pattern is None or s.pattern.search(x) is not None)
+            and (s._format_check is None or s._format_check(x))
+            and (s._enum_strings is None or x in s._enum_strings)
+        )
+    maximum, minimum = s._maximum, s._minimum
+    return (maximum is None or (x < maximum if s._exclusive_maximum else x <= maximum)) and (
+        minimum is None or (x > minimum if s._exclusive_minimum else x >= minimum)
+    )
+
+
+def _default(x: Any, s: Schema, unchanged: Collection[str] = ()) -> None:
+    """Drop nulls of non-nullable fields without a default, then apply defaults.
+
+    Upstream runs the two as whole-object passes; doing both per subtree gives the same
+    result since subtrees are independent and inserted defaults are only defaulted.
+    """
     if isinstance(x, dict):
-        for k in list(x):
-            if k in unchanged:
-                continue
-            sub = s.child(k) if s is not None else None
-            if _is_non_nullable_null(x[k], sub) and sub is not None and not sub.has_default:
-                del x[k]
-            else:
-                _prune_nulls(x[k], sub)
-    elif isinstance(x, list):
-        sub = s.items if s is not None else None
-        for item in x:
-            _prune_nulls(item, sub)
+        _default_object(x, s, unchanged)
+    elif isinstance(x, list) and s.items is not None:
+        items = s.items
+        for i, item in enumerate(x):
+            if item is None:
+                if not items.nullable:
+                    x[i] = copy.deepcopy(items.default_value)
+                    _apply_defaults(x[i], items)
+            elif not items._default_noop and isinstance(item, _CONTAINERS):
+                _default(item, items)
 
 
-def _apply_defaults(x: Any, s: Schema | None, unchanged: Collection[str] = ()) -> None:
-    if s is None:
+def _default_object(x: dict[str, Any], s: Schema, unchanged: Collection[str]) -> None:
+    props, extra = s.properties, s.additional
+    nulls: list[str] = []
+    for k, v in x.items():
+        sub = props.get(k, extra)
+        if sub is None or k in unchanged:
+            continue
+        if v is None:
+            if not sub.nullable and not sub.has_default:
+                nulls.append(k)
+        elif not sub._default_noop and isinstance(v, _CONTAINERS):
+            _default(v, sub)
+    for k in nulls:
+        del x[k]
+    for k, prop in s._prop_defaults:
+        if k not in x or (x[k] is None and not prop.nullable):
+            x[k] = copy.deepcopy(prop.default_value)
+            if k not in unchanged:
+                _apply_defaults(x[k], prop)
+    if extra is not None and extra.has_default and not extra.nullable:
+        for k in [k for k, v in x.items() if v is None and k not in props]:
+            if k not in unchanged:
+                x[k] = copy.deepcopy(extra.default_value)
+                _apply_defaults(x[k], extra)
+
+
+def _apply_defaults(x: Any, s: Schema) -> None:
+    """Defaults inside an inserted default value (its nulls are left alone)."""
+    if s._defaults_noop:
         return
     if isinstance(x, dict):
-        for k, prop in s.properties.items():
-            if prop.has_default and (k not in x or _is_non_nullable_null(x[k], prop)):
+        for k, prop in s._prop_defaults:
+            if k not in x or _is_non_nullable_null(x[k], prop):
                 x[k] = copy.deepcopy(prop.default_value)
         for k in x:
-            if k in unchanged:
-                continue
             if k in s.properties:
                 _apply_defaults(x[k], s.properties[k])
             elif s.additional is not None:
@@ -381,6 +545,10 @@ def _apply_defaults(x: Any, s: Schema | None, unchanged: Collection[str] = ()) -
             if _is_non_nullable_null(item, s.items):
                 x[i] = copy.deepcopy(s.items.default_value)
             _apply_defaults(x[i], s.items)
+
+
+def _is_non_nullable_null(value: Any, s: Schema) -> bool:
+    return value is None and not s.nullable
 
 
 def _join(path: str, key: str) -> str:
@@ -398,38 +566,58 @@ def _prune(
 ) -> None:
     if s is not None and s.preserve_unknown:
         _skip_prune(x, s, path, dropped, root=root)
-        return
-    if isinstance(x, dict):
+    elif isinstance(x, dict):
         if s is None:
             dropped.extend(_join(path, k) for k in x)
             x.clear()
-            return
-        embedded = root or s.embedded_resource
-        for k in list(x):
-            if (embedded and k in _META_FIELDS) or k in unchanged:
-                continue
-            sub = s.child(k)
-            if sub is not None:
-                _prune(x[k], sub, _join(path, k), dropped)
-            else:
-                dropped.append(_join(path, k))
-                del x[k]
+        else:
+            _prune_object(x, s, path, dropped, root or s.embedded_resource, unchanged)
     elif isinstance(x, list):
+        items = s.items if s is not None else None
+        if items is not None and items._prune_noop:
+            return
         for i, item in enumerate(x):
-            _prune(item, s.items if s is not None else None, f"{path}[{i}]", dropped)
+            # Scalars have nothing to prune, whatever their schema.
+            if isinstance(item, _CONTAINERS):
+                _prune(item, items, f"{path}[{i}]", dropped)
+
+
+def _prune_object(
+    x: dict[str, Any],
+    s: Schema,
+    path: str,
+    dropped: list[str],
+    embedded: bool,
+    unchanged: Collection[str],
+) -> None:
+    props, extra = s.properties, s.additional
+    unknown: list[str] = []
+    for k, v in x.items():
+        if (embedded and k in _META_FIELDS) or k in unchanged:
+            continue
+        sub = props.get(k, extra)
+        if sub is None:
+            unknown.append(k)
+        elif not sub._prune_noop and isinstance(v, _CONTAINERS):
+            _prune(v, sub, _join(path, k), dropped)
+    for k in unknown:
+        dropped.append(_join(path, k))
+        del x[k]
 
 
 def _skip_prune(x: Any, s: Schema, path: str, dropped: list[str], *, root: bool) -> None:
     if isinstance(x, dict):
-        for k in x:
-            if (root or s.embedded_resource) and k in _META_FIELDS:
+        embedded = root or s.embedded_resource
+        for k, v in x.items():
+            if embedded and k in _META_FIELDS:
                 continue
             sub = s.child(k)
-            if sub is not None:
-                _prune(x[k], sub, _join(path, k), dropped)
-    elif isinstance(x, list) and s.items is not None:
+            if sub is not None and not sub._prune_noop and isinstance(v, _CONTAINERS):
+                _prune(v, sub, _join(path, k), dropped)
+    elif isinstance(x, list) and s.items is not None and not s.items._skip_noop:
         for i, item in enumerate(x):
-            _skip_prune(item, s.items, f"{path}[{i}]", dropped, root=False)
+            if isinstance(item, _CONTAINERS):
+                _skip_prune(item, s.items, f"{path}[{i}]", dropped, root=False)
 
 
 def _field(path: str) -> str:
@@ -437,39 +625,49 @@ def _field(path: str) -> str:
 
 
 def _validate(
-    x: Any, s: Schema, path: str, errs: list[FieldError], unchanged: Collection[str] = ()
+    x: Any,
+    s: Schema,
+    path: str,
+    errs: list[FieldError],
+    dups: list[FieldError] | None = None,
+    unchanged: Collection[str] = (),
 ) -> None:
     """kube-openapi's order: type, junctors, string, format, number, array, enum, object.
 
     As upstream, a type mismatch does not stop the other checks; a null only meets the
-    type and enum checks.
+    type and enum checks.  ``dups`` gets the ``set``/``map`` list duplicates, which
+    apiextensions finds in a separate pass after the schema checks: that pass visits the
+    same values in the same order (junctor branches aside, which get ``None``).
     """
-    types = s.types
     if x is None:
         if not s.nullable:
-            if types:
-                detail = f'{path} in body must be of type {",".join(types)}: "null"'
+            if s._types:
+                detail = f'{path} in body must be of type {",".join(s._types)}: "null"'
                 errs.append(_type_invalid(_field(path), "null", detail))
             _validate_enum(x, s, path, errs)
         return
-    if types and not _type_matches(x, types):
+    if s._types and type(x) not in s._type_ok and not _type_matches(x, s._types):
         actual = _json_type(x)
-        detail = f'{path} in body must be of type {",".join(types)}: "{actual}"'
+        detail = f'{path} in body must be of type {",".join(s._types)}: "{actual}"'
         errs.append(_type_invalid(_field(path), actual, detail))
-    _validate_junctors(x, s, path, errs)
+    if s._junctors:
+        _validate_junctors(x, s, path, errs)
     if isinstance(x, str):
-        _validate_string(x, s, path, errs)
+        if s._string_checks:
+            _validate_string(x, s, path, errs)
     elif isinstance(x, int | float) and not isinstance(x, bool):
-        _validate_number(x, s, path, errs)
+        if s._number_checks:
+            _validate_number(x, s, path, errs)
     elif isinstance(x, list):
-        _validate_array(x, s, path, errs)
-    _validate_enum(x, s, path, errs)
+        _validate_array(x, s, path, errs, dups)
+    if s._enum is not None:
+        _validate_enum(x, s, path, errs)
     if isinstance(x, dict):
-        _validate_object(x, s, path, errs, unchanged)
+        _validate_object(x, s, path, errs, dups, unchanged)
 
 
 def _validate_enum(x: Any, s: Schema, path: str, errs: list[FieldError]) -> None:
-    enum = s.raw.get("enum")
+    enum = s._enum
     if enum is None or any(_equal(x, e) for e in enum):
         return
     allowed = [e if isinstance(e, str) else format_value(e) for e in enum]
@@ -481,24 +679,6 @@ def _validate_enum(x: Any, s: Schema, path: str, errs: list[FieldError]) -> None
             f"Unsupported value: {format_value(x)}: {detail}",
         )
     )
-
-
-def _validate_list_types(
-    x: Any, s: Schema | None, path: str, errs: list[FieldError], unchanged: Collection[str] = ()
-) -> None:
-    """Duplicates in ``set``/``map`` lists: a separate pass after the schema checks, as in
-    apiextensions."""
-    if s is None:
-        return
-    if isinstance(x, dict):
-        for k, v in x.items():
-            if k in unchanged:
-                continue
-            _validate_list_types(v, s.child(k), _join(path, k), errs)
-    elif isinstance(x, list):
-        _validate_list_type(x, s, path, errs)
-        for i, item in enumerate(x):
-            _validate_list_types(item, s.items, f"{path}[{i}]", errs)
 
 
 def _validate_string(x: str, s: Schema, path: str, errs: list[FieldError]) -> None:
@@ -578,7 +758,23 @@ def _validate_number(x: float, s: Schema, path: str, errs: list[FieldError]) -> 
             )
 
 
-def _validate_array(x: list[Any], s: Schema, path: str, errs: list[FieldError]) -> None:
+def _validate_array(
+    x: list[Any], s: Schema, path: str, errs: list[FieldError], dups: list[FieldError] | None
+) -> None:
+    if s._array_checks:
+        _validate_array_bounds(x, s, path, errs)
+    if dups is not None and s._list_dups:
+        _validate_list_type(x, s, path, dups)
+    items = s.items
+    if items is not None:
+        for i, item in enumerate(x):
+            t = type(item)
+            if t in items._fast or (t in items._quick and _scalar_passes(item, items)):
+                continue
+            _validate(item, items, f"{path}[{i}]", errs, dups)
+
+
+def _validate_array_bounds(x: list[Any], s: Schema, path: str, errs: list[FieldError]) -> None:
     raw = s.raw
     if "maxItems" in raw and len(x) > raw["maxItems"]:
         unit = "item" if raw["maxItems"] == 1 else "items"
@@ -597,9 +793,6 @@ def _validate_array(x: list[Any], s: Schema, path: str, errs: list[FieldError]) 
         )
     if raw.get("uniqueItems") and any(_equal(a, b) for i, a in enumerate(x) for b in x[i + 1 :]):
         errs.append(_invalid(_field(path), x, f"{path} in body shouldn't contain duplicates"))
-    if s.items is not None:
-        for i, item in enumerate(x):
-            _validate(item, s.items, f"{path}[{i}]", errs)
 
 
 def _validate_list_type(x: list[Any], s: Schema, path: str, errs: list[FieldError]) -> None:
@@ -651,7 +844,31 @@ def _validate_embedded(x: dict[str, Any], path: str, errs: list[FieldError]) -> 
 
 
 def _validate_object(
-    x: dict[str, Any], s: Schema, path: str, errs: list[FieldError], unchanged: Collection[str]
+    x: dict[str, Any],
+    s: Schema,
+    path: str,
+    errs: list[FieldError],
+    dups: list[FieldError] | None,
+    unchanged: Collection[str],
+) -> None:
+    if s._object_checks:
+        _validate_object_bounds(x, s, path, errs)
+    props, extra = s.properties, s.additional
+    if not props and extra is None:
+        return
+    for k, v in x.items():
+        sub = props.get(k, extra)
+        if sub is None or k in unchanged:
+            continue
+        # Most values are settled by their type, or a scalar check, without a path built.
+        t = type(v)
+        if t in sub._fast or (t in sub._quick and _scalar_passes(v, sub)):
+            continue
+        _validate(v, sub, _join(path, k), errs, dups)
+
+
+def _validate_object_bounds(
+    x: dict[str, Any], s: Schema, path: str, errs: list[FieldError]
 ) -> None:
     raw = s.raw
     if s.embedded_resource:
@@ -676,60 +893,70 @@ def _validate_object(
                 f"{path} in body should have at least {raw['minProperties']} properties",
             )
         )
-    for k, v in x.items():
-        sub = s.child(k)
-        if sub is not None and k not in unchanged:
-            _validate(v, sub, _join(path, k), errs)
+
+
+def _branch_errors(x: Any, sub: Schema, path: str) -> list[FieldError]:
+    """Errors of ``x`` against one junctor branch."""
+    errs: list[FieldError] = []
+    if type(x) not in sub._fast:
+        _validate(x, sub, path, errs)
+    return errs
 
 
 def _validate_junctors(x: Any, s: Schema, path: str, errs: list[FieldError]) -> None:
-    quoted = json.dumps(path)
     if s.all_of:
         failed = 0
         for sub in s.all_of:
-            sub_errs: list[FieldError] = []
-            _validate(x, sub, path, sub_errs)
+            sub_errs = _branch_errors(x, sub, path)
             errs.extend(sub_errs)
             failed += bool(sub_errs)
         if failed:
             suffix = ". None validated" if failed == len(s.all_of) else ""
             errs.append(
-                _invalid("<nil>", "", f"{quoted} must validate all the schemas (allOf){suffix}")
-            )
-    if s.any_of:
-        results: list[list[FieldError]] = []
-        for sub in s.any_of:
-            sub_errs = []
-            _validate(x, sub, path, sub_errs)
-            results.append(sub_errs)
-        if all(results):
-            errs.append(
-                _invalid("<nil>", "", f"{quoted} must validate at least one schema (anyOf)")
-            )
-            best: list[FieldError] = min(results, key=len)
-            errs.extend(best)
-    if s.one_of:
-        results = []
-        for sub in s.one_of:
-            sub_errs = []
-            _validate(x, sub, path, sub_errs)
-            results.append(sub_errs)
-        valid = sum(not r for r in results)
-        if valid != 1:
-            extra = "Found none valid" if valid == 0 else f"Found {valid} valid alternatives"
-            errs.append(
                 _invalid(
-                    "<nil>", "", f"{quoted} must validate one and only one schema (oneOf). {extra}"
+                    "<nil>", "", f"{json.dumps(path)} must validate all the schemas (allOf){suffix}"
                 )
             )
-            if valid == 0:
-                fewest: list[FieldError] = min(results, key=len)
-                errs.extend(fewest)
-    if s.not_ is not None:
-        sub_errs = []
-        _validate(x, s.not_, path, sub_errs)
+    if s.any_of:
+        _validate_any_of(x, s.any_of, path, errs)
+    if s.one_of:
+        _validate_one_of(x, s.one_of, path, errs)
+    if s.not_ is not None and not _branch_errors(x, s.not_, path):
+        errs.append(_invalid("<nil>", "", f"{json.dumps(path)} must not validate the schema (not)"))
+
+
+def _validate_any_of(x: Any, any_of: tuple[Schema, ...], path: str, errs: list[FieldError]) -> None:
+    # One valid branch settles it and the others' errors are never reported.
+    if any(type(x) in sub._fast for sub in any_of):
+        return
+    results: list[list[FieldError]] = []
+    for sub in any_of:
+        sub_errs = _branch_errors(x, sub, path)
         if not sub_errs:
-            errs.append(_invalid("<nil>", "", f"{quoted} must not validate the schema (not)"))
+            return
+        results.append(sub_errs)
+    errs.append(
+        _invalid("<nil>", "", f"{json.dumps(path)} must validate at least one schema (anyOf)")
+    )
+    best: list[FieldError] = min(results, key=len)
+    errs.extend(best)
+
+
+def _validate_one_of(x: Any, one_of: tuple[Schema, ...], path: str, errs: list[FieldError]) -> None:
+    results = [_branch_errors(x, sub, path) for sub in one_of]
+    valid = sum(not r for r in results)
+    if valid != 1:
+        extra = "Found none valid" if valid == 0 else f"Found {valid} valid alternatives"
+        errs.append(
+            _invalid(
+                "<nil>",
+                "",
+                f"{json.dumps(path)} must validate one and only one schema (oneOf). {extra}",
+            )
+        )
+        if valid == 0:
+            fewest: list[FieldError] = min(results, key=len)
+            errs.extend(fewest)
 
 
 # --- structural checks of a CRD schema ----------------------------------------------------
