@@ -24,8 +24,8 @@ from kq.sandbox.apiserver.apply import (
 from kq.sandbox.apiserver.errors import ApiError
 from kq.sandbox.apiserver.patch import (
     PatchError,
-    json_merge_patch,
     json_patch,
+    merge_patch_sharing,
     strategic_merge_patch,
 )
 from kq.sandbox.apiserver.registry import CRD, NAMESPACE, Registry, ResourceType
@@ -75,6 +75,22 @@ def _without_volatile(obj: Obj) -> Obj:
         {k: v for k, v in entry.items() if k != "time"} for entry in meta.get("managedFields") or ()
     ]
     return {**obj, "metadata": meta}
+
+
+def _copy_for_write(obj: Obj, shared: frozenset[str]) -> Obj:
+    """A copy of ``obj`` that a write may mutate, but for the top-level fields in ``shared``
+    (left as they are) and ``metadata.managedFields`` (only ever replaced whole)."""
+    new = {}
+    for key, value in obj.items():
+        if key in shared:
+            new[key] = value
+        elif key == "metadata" and isinstance(value, dict):
+            new[key] = {
+                k: v if k == "managedFields" else copy.deepcopy(v) for k, v in value.items()
+            }
+        else:
+            new[key] = copy.deepcopy(value)
+    return new
 
 
 class Api:
@@ -127,8 +143,11 @@ class Api:
 
     # --- create ------------------------------------------------------------------
 
-    async def create(self, rt: ResourceType, ns: str, body: Any, ctx: Ctx) -> Obj:
-        obj = self._check_body(rt, body)
+    async def create(
+        self, rt: ResourceType, ns: str, body: Any, ctx: Ctx, *, owned: bool = False
+    ) -> Obj:
+        """Create from ``body``; ``owned`` says the caller hands it over to be mutated."""
+        obj = self._check_body(rt, body, owned=owned)
         meta = obj.setdefault("metadata", {})
         if not isinstance(meta, dict):
             raise errors.bad_request("metadata must be an object")
@@ -162,10 +181,12 @@ class Api:
             obj["metadata"]["managedFields"] = self._record(rt, None, obj, ctx.manager)
         return self._write(rt, obj, None, ctx, defaulted=obj is defaulted)
 
-    def _check_body(self, rt: ResourceType, body: Any) -> Obj:
+    def _check_body(self, rt: ResourceType, body: Any, *, owned: bool) -> Obj:
+        """``body`` checked against ``rt``, as an object the write may mutate: ``body``
+        itself when ``owned`` (nobody else holds it), else a copy."""
         if not isinstance(body, dict):
             raise errors.bad_request("the body of the request must be a JSON object")
-        obj = copy.deepcopy(body)
+        obj = body if owned else copy.deepcopy(body)
         api_version, kind = obj.get("apiVersion"), obj.get("kind")
         if (kind and kind != rt.kind) or (api_version and api_version != rt.api_version):
             raise errors.bad_request(
@@ -237,10 +258,19 @@ class Api:
     # --- update and patch --------------------------------------------------------
 
     async def update(
-        self, rt: ResourceType, ns: str, name: str, body: Any, ctx: Ctx, sub: str = ""
+        self,
+        rt: ResourceType,
+        ns: str,
+        name: str,
+        body: Any,
+        ctx: Ctx,
+        sub: str = "",
+        *,
+        owned: bool = False,
     ) -> Obj:
+        """Replace with ``body``; ``owned`` as for ``create``."""
         live = self.get(rt, ns, name)
-        obj = self._check_body(rt, body)
+        obj = self._check_body(rt, body, owned=owned)
         meta = obj.get("metadata")
         if not isinstance(meta, dict):
             raise errors.bad_request("metadata must be an object")
@@ -254,16 +284,23 @@ class Api:
             raise errors.conflict(rt.group, rt.plural, name, errors.STALE)
         return await self._replace(rt, live, obj, ctx, sub)
 
-    async def _replace(self, rt: ResourceType, live: Obj, obj: Obj, ctx: Ctx, sub: str) -> Obj:
+    async def _replace(
+        self, rt: ResourceType, live: Obj, obj: Obj, ctx: Ctx, sub: str, *, shares: bool = False
+    ) -> Obj:
+        """Write ``obj`` over ``live``. ``obj`` is the caller's to mutate, except that with
+        ``shares`` only its top-level dict is: its values may be ``live``'s."""
         name = live["metadata"]["name"]
+        # A status write keeps the stored spec: only what it can change is checked again.
+        unchanged = frozenset({"spec"}) if sub == "status" else frozenset()
         if sub == "status":
-            new = copy.deepcopy(live)
+            new = _copy_for_write(live, self._untouched(rt, unchanged) | {"status"})
+            new.pop("status", None)
             if "status" in obj:
-                new["status"] = obj["status"]
-            else:
-                new.pop("status", None)
+                new["status"] = copy.deepcopy(obj["status"]) if shares else obj["status"]
         else:
-            new = obj
+            # The live status replaces the given one, so it needs no copy here.
+            kept = frozenset({"status"}) if rt.status else frozenset()
+            new = _copy_for_write(obj, kept) if shares else obj
             if rt.status:
                 if "status" in live:
                     new["status"] = copy.deepcopy(live["status"])
@@ -295,8 +332,6 @@ class Api:
                 )
         if rt.builtin:
             builtin.prepare_update(rt, new)
-        # A status write keeps the stored spec: only what it can change is checked again.
-        unchanged = frozenset({"spec"}) if sub == "status" else frozenset()
         new = self._apply_schema(rt, new, ctx, unchanged)
         self._fail_if_invalid(rt, name, builtin.validate(rt, new, live))
         defaulted = new
@@ -313,6 +348,15 @@ class Api:
         if meta.get("deletionTimestamp") and not meta.get("finalizers") and rt != NAMESPACE:
             return self._remove(rt, live, ctx)
         return self._write(rt, new, live, ctx, defaulted=new is defaulted)
+
+    def _untouched(self, rt: ResourceType, unchanged: frozenset[str]) -> frozenset[str]:
+        """The ``unchanged`` fields that nothing on the write path mutates, so a new state
+        may share them with the stored one.  Pruning under a root that preserves unknown
+        fields ignores ``unchanged``, and CRD writes rewrite ``spec.names``: those objects
+        are copied whole."""
+        if rt == CRD or (rt.schema is not None and rt.schema.preserve_unknown):
+            return frozenset()
+        return unchanged
 
     async def patch(
         self,
@@ -336,7 +380,7 @@ class Api:
         body = _decode_json(raw)
         try:
             if content_type == MERGE:
-                patched = json_merge_patch(live, body)
+                patched = merge_patch_sharing(live, body)
             elif content_type == JSON_PATCH:
                 patched = json_patch(live, body)
             else:
@@ -346,8 +390,9 @@ class Api:
         rv = (patched.get("metadata") or {}).get("resourceVersion")
         if rv and rv != live["metadata"]["resourceVersion"]:
             raise errors.conflict(rt.group, rt.plural, name, errors.STALE)
-        obj = self._check_body(rt, patched)
-        return await self._replace(rt, live, obj, ctx, sub), False
+        # Only a merge patch result shares parts with ``live``; the others are fresh.
+        obj = self._check_body(rt, patched, owned=True)
+        return await self._replace(rt, live, obj, ctx, sub, shares=content_type == MERGE), False
 
     async def _server_side_apply(
         self, rt: ResourceType, ns: str, name: str, raw: bytes, ctx: Ctx, sub: str
@@ -360,7 +405,7 @@ class Api:
             applied = yaml.load(raw, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
         except yaml.YAMLError as exc:
             raise errors.bad_request(f"error decoding YAML: {exc}") from exc
-        applied = self._check_body(rt, applied)
+        applied = self._check_body(rt, applied, owned=True)
         meta = applied.setdefault("metadata", {})
         if meta.get("name", name) != name:
             raise errors.bad_request("the name of the object does not match the name on the URL")

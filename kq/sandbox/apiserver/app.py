@@ -57,7 +57,12 @@ def _dump(obj: Any) -> bytes:
 
 
 def respond(obj: Any, status: int = 200, warnings: list[str] | None = None) -> web.Response:
-    response = web.Response(body=_dump(obj), status=status, content_type=_JSON)
+    return respond_json(_dump(obj), status, warnings)
+
+
+def respond_json(body: bytes, status: int = 200, warnings: list[str] | None = None) -> web.Response:
+    """``respond`` with ``body`` already encoded."""
+    response = web.Response(body=body, status=status, content_type=_JSON)
     for warning in warnings or ():
         escaped = warning.replace("\\", "\\\\").replace('"', '\\"')
         response.headers.add("Warning", f'299 - "{escaped}"')
@@ -303,6 +308,15 @@ class Server:
             raise errors.bad_request(f"includeObject: unsupported value {include!r}")
         return include
 
+    def _respond_object(
+        self, rt: ResourceType, obj: Obj, status: int = 200, warnings: list[str] | None = None
+    ) -> web.Response:
+        """``respond`` for a served object, reusing its committed JSON when it is stored."""
+        body = self.store.encoded(rt.storage, obj)
+        if body is None:
+            return respond(obj, status, warnings)
+        return respond_json(body.encode(), status, warnings)
+
     def _warnings(self, target: Target, ctx: Ctx) -> list[str]:
         extra = [target.rt.deprecation] if target.rt.deprecation else []
         return extra + ctx.warnings
@@ -320,8 +334,8 @@ class Server:
                 raise errors.method_not_allowed("the server does not allow this method")
             ctx = self._ctx(request)
             body = await self._body(request)
-            obj = await self.api.create(rt, target.namespace or "", body, ctx)
-            return respond(obj, 201, self._warnings(target, ctx))
+            obj = await self.api.create(rt, target.namespace or "", body, ctx, owned=True)
+            return self._respond_object(rt, obj, 201, self._warnings(target, ctx))
         if method == "DELETE":
             flt = self._filter(request, target)
             ctx = self._ctx(request)
@@ -381,13 +395,13 @@ class Server:
                         rt, [obj], obj["metadata"]["resourceVersion"], self._table_include(request)
                     )
                 )
-            return respond(obj)
+            return self._respond_object(rt, obj)
         ctx = self._ctx(request)
         ctx.subresource = target.sub
         if method == "PUT":
             body = await self._body(request)
-            obj = await self.api.update(rt, ns, name, body, ctx, target.sub)
-            return respond(obj, 200, self._warnings(target, ctx))
+            obj = await self.api.update(rt, ns, name, body, ctx, target.sub, owned=True)
+            return self._respond_object(rt, obj, 200, self._warnings(target, ctx))
         if method == "PATCH":
             content_type = request.content_type
             if content_type not in PATCH_TYPES:
@@ -399,14 +413,16 @@ class Server:
             if content_type != APPLY and ctx.force:
                 raise errors.bad_request("force may only be specified with apply patches")
             obj, created = await self.api.patch(rt, ns, name, content_type, raw, ctx, target.sub)
-            return respond(obj, 201 if created else 200, self._warnings(target, ctx))
+            return self._respond_object(
+                rt, obj, 201 if created else 200, self._warnings(target, ctx)
+            )
         if method == "DELETE" and not target.sub:
             options = await self._delete_options(request)
             obj, gone = await self.api.delete(rt, ns, name, options, ctx)
             if gone and not rt.builtin:
                 meta = obj["metadata"]
                 return respond(errors.success(rt.group, rt.plural, name, meta.get("uid", "")))
-            return respond(obj)
+            return self._respond_object(rt, obj)
         raise errors.method_not_allowed(f"method {method} not allowed")
 
     async def _delete_options(self, request: web.Request) -> dict[str, Any]:

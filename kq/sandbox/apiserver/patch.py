@@ -1,9 +1,11 @@
 """The three PATCH body formats a kube-apiserver applies: merge, JSON and strategic merge.
 
-Contract (all functions are pure: inputs are never mutated, results are fresh objects):
+Contract (all functions are pure: inputs are never mutated, results are fresh objects,
+except that ``merge_patch_sharing`` results share subtrees with its inputs):
 
 * ``json_merge_patch(target, patch)`` — RFC 7386: maps merge recursively, ``null``
-  deletes, anything else (lists included) replaces.
+  deletes, anything else (lists included) replaces.  ``merge_patch_sharing`` is the same
+  without copies: only the maps on the patch's paths are new, the rest is the inputs'.
 * ``json_patch(target, operations)`` — RFC 6902 ``add``/``remove``/``replace``/``move``/
   ``copy``/``test`` with ``~0``/``~1`` escapes and ``-`` (append); like upstream's
   json-patch v4, indices may be negative (from the end), signed or zero-padded, and a
@@ -43,6 +45,7 @@ __all__ = [
     "json_equal",
     "json_merge_patch",
     "json_patch",
+    "merge_patch_sharing",
     "strategic_merge_patch",
 ]
 
@@ -77,7 +80,7 @@ def json_equal(a: Any, b: Any) -> bool:
 
 def _merge(target: Any, patch: Any) -> Any:
     if not isinstance(patch, dict):
-        return copy.deepcopy(patch)
+        return patch
     result = dict(target) if isinstance(target, dict) else {}
     for key, value in patch.items():
         if value is None:
@@ -89,9 +92,16 @@ def _merge(target: Any, patch: Any) -> Any:
 
 def json_merge_patch(target: Mapping[str, Any], patch: Any) -> dict[str, Any]:
     """Apply an RFC 7386 merge patch; a patch that is not an object is ``PatchError(400)``."""
+    return merge_patch_sharing(copy.deepcopy(dict(target)), copy.deepcopy(patch))
+
+
+def merge_patch_sharing(target: Mapping[str, Any], patch: Any) -> dict[str, Any]:
+    """``json_merge_patch`` without copying its inputs: the result's maps on the patch's
+    paths are new, everything else is shared with ``target`` or ``patch``, so a caller
+    must copy what it mutates."""
     if not isinstance(patch, dict):
         raise PatchError("merge patch must be a JSON object", 400)
-    result: dict[str, Any] = _merge(copy.deepcopy(dict(target)), patch)
+    result: dict[str, Any] = _merge(target, patch)
     return result
 
 

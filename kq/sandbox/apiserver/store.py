@@ -37,7 +37,8 @@ _TRIM_BATCH = 512
 
 @dataclass(frozen=True)
 class Change:
-    """One committed write; ``obj`` is the new state (the last state for DELETED)."""
+    """One committed write; ``obj`` is the new state (the last state for DELETED) and
+    ``body`` its compact JSON."""
 
     rv: int
     resource: str
@@ -46,6 +47,7 @@ class Change:
     type: str
     obj: Obj
     prev: Obj | None
+    body: str
 
 
 def owner_uids(obj: Obj | None) -> set[str]:
@@ -63,6 +65,8 @@ class Store:
         self._db.executescript("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;" + _SCHEMA)
         self.history_limit = history
         self.objects: dict[str, dict[tuple[str, str], Obj]] = {}
+        # The committed JSON of each current object, so that no state is encoded twice.
+        self._bodies: dict[tuple[str, str, str], str] = {}
         self.by_uid: dict[str, tuple[str, str, str]] = {}
         self.dependents: dict[str, set[tuple[str, str, str]]] = {}
         self.history: deque[Change] = deque()
@@ -81,6 +85,16 @@ class Store:
         items = self.objects.get(resource, {})
         keys = sorted(k for k in items if namespace is None or k[0] == namespace)
         return [items[k] for k in keys]
+
+    def encoded(self, resource: str, obj: Obj) -> str | None:
+        """The compact JSON of ``obj`` if it is the current stored object (else None)."""
+        meta = obj.get("metadata")
+        if not isinstance(meta, dict):
+            return None
+        namespace, name = meta.get("namespace", ""), meta.get("name", "")
+        if self.objects.get(resource, {}).get((namespace, name)) is not obj:
+            return None
+        return self._bodies.get((resource, namespace, name))
 
     def since(self, rv: int) -> list[Change] | None:
         """Changes after ``rv``, or None when some of them were compacted away."""
@@ -125,9 +139,11 @@ class Store:
     ) -> Change:
         rv = self.rv + 1
         kind = "DELETED" if obj is None else ("ADDED" if prev is None else "MODIFIED")
-        state = obj if obj is not None else json.loads(json.dumps(prev))
+        prev_body = None if prev is None else self._encode(resource, prev)
+        # A DELETED state is a copy of the last one: it gets the delete's revision.
+        state = obj if obj is not None else json.loads(prev_body or "null")
         state["metadata"]["resourceVersion"] = str(rv)
-        body = json.dumps(state, separators=(",", ":"))
+        body = _encode(state)
         with self._db:
             self._db.execute(
                 "INSERT INTO changes(rv, resource, namespace, name, type, body, prev_body)"
@@ -139,7 +155,7 @@ class Store:
                     name,
                     kind,
                     body,
-                    None if prev is None else json.dumps(prev, separators=(",", ":")),
+                    prev_body,
                 ),
             )
             if obj is None:
@@ -154,7 +170,11 @@ class Store:
                 )
         self.rv = rv
         self._index(resource, namespace, name, obj, prev)
-        change = Change(rv, resource, namespace, name, kind, state, prev)
+        if obj is None:
+            self._bodies.pop((resource, namespace, name), None)
+        else:
+            self._bodies[(resource, namespace, name)] = body
+        change = Change(rv, resource, namespace, name, kind, state, prev, body)
         self.history.append(change)
         if len(self.history) > self.history_limit:
             self.floor = self.history.popleft().rv
@@ -162,6 +182,10 @@ class Store:
         for listener in list(self.listeners):
             listener(change)
         return change
+
+    def _encode(self, resource: str, obj: Obj) -> str:
+        found = self.encoded(resource, obj)
+        return _encode(obj) if found is None else found
 
     def _index(
         self, resource: str, namespace: str, name: str, obj: Obj | None, prev: Obj | None
@@ -201,6 +225,7 @@ class Store:
             obj = json.loads(body)
             meta = obj["metadata"]
             self._index(resource, meta.get("namespace", ""), meta["name"], obj, None)
+            self._bodies[(resource, meta.get("namespace", ""), meta["name"])] = body
         rows: Iterable[tuple[Any, ...]] = self._db.execute(
             "SELECT rv, resource, namespace, name, type, body, prev_body FROM changes"
             " WHERE rv > ? ORDER BY rv",
@@ -216,6 +241,7 @@ class Store:
                     kind,
                     json.loads(body),
                     json.loads(prev) if prev else None,
+                    body,
                 )
             )
         while len(self.history) > self.history_limit:
@@ -223,3 +249,7 @@ class Store:
 
     def close(self) -> None:
         self._db.close()
+
+
+def _encode(obj: Obj) -> str:
+    return json.dumps(obj, separators=(",", ":"))

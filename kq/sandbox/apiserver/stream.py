@@ -55,7 +55,7 @@ class WatchStream:
     _headers: bool = True
 
     def _encode(self, event: Event) -> bytes:
-        kind, obj = event
+        kind, obj, body = event
         if self.table_include is not None:
             rv = obj["metadata"].get("resourceVersion", "")
             rows = table(self.rt, [self.convert(obj)], rv, self.table_include, self._headers)
@@ -63,7 +63,14 @@ class WatchStream:
             return _dump({"type": kind, "object": rows})
         meta = obj["metadata"]
         key = (kind, meta.get("resourceVersion", ""), meta.get("uid", ""), self.rt.api_version)
-        return self.cache.line(key, lambda: _dump({"type": kind, "object": self.convert(obj)}))
+        return self.cache.line(key, lambda: self._line(kind, obj, body))
+
+    def _line(self, kind: str, obj: Obj, body: str | None) -> bytes:
+        """The event's JSON line, embedding the committed JSON when it is what is served."""
+        served = self.convert(obj)
+        if served is obj and body is not None:
+            return f'{{"type":{json.dumps(kind)},"object":{body}}}\n'.encode()
+        return _dump({"type": kind, "object": served})
 
     def _bookmark(self, initial_end: bool = False) -> bytes:
         meta: Obj = {"resourceVersion": str(self.current_rv())}

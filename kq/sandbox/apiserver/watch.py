@@ -13,7 +13,8 @@ from kq.sandbox.apiserver.store import Change, Obj, Store
 
 QUEUE_BOUND = 10_000
 
-Event = tuple[str, Obj]
+# (type, object, the object's committed JSON when known).
+Event = tuple[str, Obj, str | None]
 
 
 @dataclass(frozen=True)
@@ -44,12 +45,12 @@ def event_for(change: Change, flt: Filter) -> Event | None:
     """The event a watcher with ``flt`` sees for ``change`` (None: nothing)."""
     old = change.prev is not None and flt.matches(change.prev)
     if change.type == "DELETED":
-        return ("DELETED", change.obj) if old else None
+        return ("DELETED", change.obj, change.body) if old else None
     new = flt.matches(change.obj)
     if new:
-        return ("MODIFIED" if old else "ADDED", change.obj)
+        return ("MODIFIED" if old else "ADDED", change.obj, change.body)
     if old and change.prev is not None:
-        return ("DELETED", _with_rv(change.prev, change.rv))
+        return ("DELETED", _with_rv(change.prev, change.rv), None)
     return None
 
 
@@ -97,7 +98,7 @@ class Hub:
         if since is None:
             for obj in self.store.select(resource, flt.namespace):
                 if flt.matches(obj):
-                    sub.offer(("ADDED", obj))
+                    sub.offer(("ADDED", obj, self.store.encoded(resource, obj)))
         else:
             changes = self.store.since(since)
             if changes is None:
