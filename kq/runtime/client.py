@@ -1,22 +1,24 @@
 """One API client per process: timeouts, QPS/burst limiting, retries, dict bodies.
 
-kubernetes_asyncio supplies configuration loading, authentication (token refresh included) and
-the aiohttp session. Requests go to that session directly with dict bodies: ``json.loads`` of a
-body is an order of magnitude cheaper than the generated models, one path serves built-in kinds
-and CRDs alike, and ``ApiClient.call_api`` would walk every body once more to sanitise it.
+kubernetes_asyncio supplies configuration loading and authentication (token refresh included).
+Bodies are dicts: ``json.loads`` of a body is an order of magnitude cheaper than the generated
+models, and one path serves built-in kinds and CRDs alike. Calls go over kq's own keep-alive
+connections (``kq.runtime.http``); watches, and everything behind a proxy, over
+kubernetes_asyncio's aiohttp session.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import ssl
 from collections import Counter
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
-from urllib.parse import urlencode
+from urllib.parse import quote, urlencode, urlsplit
 
 import aiohttp
 import structlog
@@ -28,6 +30,7 @@ from kubernetes_asyncio import config as k8s_config
 from kq import __version__
 from kq.runtime.backoff import Backoff, parse_retry_after
 from kq.runtime.errors import ApiError
+from kq.runtime.http import ConnectionPool
 from kq.runtime.ratelimit import TokenBucket
 from kq.runtime.resources import Resource
 
@@ -80,6 +83,7 @@ class KubeClient:
         self._limiters: dict[str, TokenBucket] = {}
         self.requests: Counter[tuple[str, str]] = Counter()
         """Requests sent, by (method, kind key as ``kind_key``): what benchmarks report."""
+        self._pool, self._base_path = _connection_pool(api)
 
     @classmethod
     async def connect(
@@ -89,6 +93,8 @@ class KubeClient:
         return cls(k8s_client.ApiClient(configuration), settings or ClientSettings())
 
     async def close(self) -> None:
+        if self._pool is not None:
+            await self._pool.close()
         await self._api.close()
 
     async def __aenter__(self) -> KubeClient:
@@ -108,23 +114,17 @@ class KubeClient:
         content_type: str,
         limits: aiohttp.ClientTimeout,
     ) -> aiohttp.ClientResponse:
-        kind = kind_key(path)
-        limiter = self._limiters.get(kind)
-        if limiter is None:
-            limiter = self._limiters[kind] = TokenBucket(self.settings.qps, self.settings.burst)
-        await limiter.acquire()
-        self.requests[method, kind] += 1
+        """Over aiohttp: watches, and calls when a proxy is configured."""
+        await self._take_token(method, path)
         api = self._api
         rest = api.rest_client
-        headers = {**api.default_headers, "Accept": JSON, "Content-Type": content_type}
-        params = list(query)
-        await api.update_params_for_auth(headers, params, ["BearerToken"])
+        headers, params = await self._headers(content_type, query)
         url = f"{api.configuration.host}{path}"
         if params:
             url += "?" + urlencode(params)
         options: dict[str, Any] = {"timeout": limits, "headers": headers}
         if body is not None:
-            options["data"] = json.dumps(body, separators=(",", ":")).encode()
+            options["data"] = _encode(body)
         if rest.proxy:
             options["proxy"] = rest.proxy
             options["proxy_headers"] = rest.proxy_headers
@@ -138,6 +138,52 @@ class KubeClient:
             raise ApiError(0, f"{method} {path}: {exc!r}") from exc
         return response
 
+    async def _take_token(self, method: str, path: str) -> None:
+        kind = kind_key(path)
+        limiter = self._limiters.get(kind)
+        if limiter is None:
+            limiter = self._limiters[kind] = TokenBucket(self.settings.qps, self.settings.burst)
+        await limiter.acquire()
+        self.requests[method, kind] += 1
+
+    async def _headers(self, content_type: str, query: Query) -> tuple[dict[str, str], Query]:
+        """Headers (auth refreshed as its configuration says) and query for one request."""
+        api = self._api
+        headers = {**api.default_headers, "Accept": JSON, "Content-Type": content_type}
+        params = list(query)
+        await api.update_params_for_auth(headers, params, ["BearerToken"])
+        return headers, params
+
+    async def _call(
+        self, method: str, path: str, query: Query, body: Object | None, content_type: str
+    ) -> tuple[int, dict[str, str], bytes]:
+        """One exchange: status, lower-cased headers and the raw body."""
+        pool = self._pool
+        if pool is None:
+            timeout = aiohttp.ClientTimeout(total=self.settings.request_timeout)
+            response = await self._send(method, path, query, body, content_type, timeout)
+            async with response:
+                try:
+                    raw = await response.read()
+                except (aiohttp.ClientError, TimeoutError) as exc:
+                    raise ApiError(0, f"{method} {path}: {exc!r}") from exc
+                headers = {k.lower(): v for k, v in response.headers.items()}
+                return response.status, headers, raw
+        await self._take_token(method, path)
+        headers, params = await self._headers(content_type, query)
+        target = quote(self._base_path + path, safe=_PATH_SAFE)
+        if params:
+            target += "?" + urlencode(params)
+        lines = [f"{method} {target} HTTP/1.1", f"Host: {pool.host_header}"]
+        lines += [f"{name}: {value}" for name, value in headers.items()]
+        head = ("\r\n".join(lines) + "\r\n").encode("latin-1")
+        try:
+            async with asyncio.timeout(self.settings.request_timeout):
+                answer = await pool.request(head, None if body is None else _encode(body), method)
+        except (OSError, TimeoutError, ValueError) as exc:
+            raise ApiError(0, f"{method} {path}: {exc!r}") from exc
+        return answer.status, answer.headers, answer.body
+
     async def request(
         self,
         method: str,
@@ -149,12 +195,10 @@ class KubeClient:
     ) -> Object:
         """One call with retries of 429, 5xx and broken connections; the body as a dict."""
         backoff = Backoff(initial=0.2, cap=10.0)
-        timeout = aiohttp.ClientTimeout(total=self.settings.request_timeout)
         for attempt in range(1, self.settings.max_attempts + 1):
             try:
-                response = await self._send(method, path, query, body, content_type, timeout)
-                async with response:
-                    return await _read_json(response, method, path)
+                status, headers, raw = await self._call(method, path, query, body, content_type)
+                return _decode(status, headers, raw, method, path)
             except ApiError as exc:
                 if not exc.retriable or attempt == self.settings.max_attempts:
                     raise
@@ -170,7 +214,12 @@ class KubeClient:
         response = await self._send("GET", path, query, None, JSON, timeout)
         async with response:
             if response.status >= 300:
-                await _read_json(response, "GET", path)
+                try:
+                    raw = await response.read()
+                except (aiohttp.ClientError, TimeoutError) as exc:
+                    raise ApiError(0, f"GET {path}: {exc!r}") from exc
+                headers = {k.lower(): v for k, v in response.headers.items()}
+                _decode(response.status, headers, raw, "GET", path)
             yield response.content.__aiter__()
 
     # -- verbs --------------------------------------------------------------------------
@@ -284,23 +333,20 @@ def _sub(path: str, subresource: str) -> str:
     return f"{path}/{subresource}" if subresource else path
 
 
-async def _read_json(response: aiohttp.ClientResponse, method: str, path: str) -> Object:
-    try:
-        raw = await response.read()
-    except (aiohttp.ClientError, TimeoutError) as exc:
-        raise ApiError(0, f"{method} {path}: {exc!r}") from exc
+def _decode(status: int, headers: dict[str, str], raw: bytes, method: str, path: str) -> Object:
+    """The body of a success as a dict; anything else as an ``ApiError``."""
     body: object
     try:
         body = json.loads(raw) if raw else {}
     except ValueError:
         body = None
-    if response.status < 300 and isinstance(body, dict):
+    if status < 300 and isinstance(body, dict):
         return body
-    status = response.status if response.status >= 300 else 0
-    retry_after = parse_retry_after(response.headers.get("Retry-After"))
+    code = status if status >= 300 else 0
+    retry_after = parse_retry_after(headers.get("retry-after"))
     if isinstance(body, dict):
         raise ApiError(
-            status,
+            code,
             str(body.get("message", "")),
             reason=str(body.get("reason", "")),
             body=body,
@@ -308,4 +354,40 @@ async def _read_json(response: aiohttp.ClientResponse, method: str, path: str) -
         )
     # A proxy's HTML error page, or garbage in a 2xx: both mean the transport failed us.
     snippet = raw[:80].decode("utf-8", "replace")
-    raise ApiError(status, f"{method} {path}: not JSON: {snippet!r}", retry_after=retry_after)
+    raise ApiError(code, f"{method} {path}: not JSON: {snippet!r}", retry_after=retry_after)
+
+
+def _encode(body: Object) -> bytes:
+    return json.dumps(body, separators=(",", ":")).encode()
+
+
+# Characters a request target keeps as they are (RFC 3986 pchar, '/', and existing escapes).
+_PATH_SAFE = "/%:@!$&'()*+,;=-._~"
+
+
+def _connection_pool(api: k8s_client.ApiClient) -> tuple[ConnectionPool | None, str]:
+    """kq's own connections to the configured server, and the server URL's path prefix;
+    none behind a proxy, which aiohttp's session handles."""
+    configuration = api.configuration
+    url = urlsplit(str(configuration.host))
+    if api.rest_client.proxy or url.scheme not in ("http", "https") or not url.hostname:
+        return None, ""
+    tls = None
+    if url.scheme == "https":
+        # As kubernetes_asyncio builds the context of its own session.
+        tls = ssl.create_default_context(cafile=configuration.ssl_ca_cert)
+        if configuration.cert_file:
+            tls.load_cert_chain(configuration.cert_file, keyfile=configuration.key_file)
+        if not configuration.verify_ssl:
+            tls.check_hostname = False
+            tls.verify_mode = ssl.CERT_NONE
+        if getattr(configuration, "disable_strict_ssl_verification", False):
+            tls.verify_flags &= ~ssl.VERIFY_X509_STRICT
+    pool = ConnectionPool(
+        url.hostname,
+        url.port or (443 if tls is not None else 80),
+        tls=tls,
+        server_hostname=configuration.tls_server_name,
+        limit=configuration.connection_pool_maxsize,
+    )
+    return pool, url.path.rstrip("/")

@@ -149,3 +149,30 @@ async def test_proxy_variables_are_read_once_at_construction(
         assert not rest.pool_manager.trust_env
     finally:
         await client.close()
+
+
+async def test_behind_a_proxy_calls_go_through_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    seen: list[str] = []
+
+    async def proxy(request: web.Request) -> web.StreamResponse:
+        seen.append(f"{request.url.host}{request.path}")
+        return web.json_response({"kind": "ClusterQueue"})
+
+    app = web.Application()
+    app.router.add_route("*", "/{tail:.*}", proxy)
+    runner = web.AppRunner(app, shutdown_timeout=0.1)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+    monkeypatch.setenv("HTTP_PROXY", f"http://127.0.0.1:{port}")
+    monkeypatch.delenv("NO_PROXY", raising=False)
+    monkeypatch.delenv("no_proxy", raising=False)
+    configuration = k8s_client.Configuration(host="http://api.example:6443")
+    client = KubeClient(k8s_client.ApiClient(configuration), ClientSettings())
+    try:
+        assert await client.get(CLUSTER_QUEUES, "cq") == {"kind": "ClusterQueue"}
+    finally:
+        await client.close()
+        await runner.cleanup()
+    assert seen == ["api.example/apis/kueue.x-k8s.io/v1beta1/clusterqueues/cq"]
