@@ -126,7 +126,9 @@ class Server:
                     if code == 429:
                         response.headers["Retry-After"] = "1"
                     return response
-            return await handler(request)
+            answer = await handler(request)
+            await self.store.flushed()  # a write is answered once it is committed
+            return answer
 
         return middleware
 

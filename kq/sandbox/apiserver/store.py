@@ -1,13 +1,18 @@
 """SQLite-backed object store with one global revision counter and a replayable change log.
 
 The whole current state lives in memory; every write is committed to SQLite before it is
-published.  The ``changes`` table's key *is* the resourceVersion, so revisions keep growing
-across restarts; the log is trimmed to ``history`` entries, and a watch from before the
-trimmed point (``floor``) must get 410 Gone.
+published to listeners (watches, the garbage collector). Writes made in one turn of the event
+loop share one commit (``flush``, scheduled by the first of them): a commit costs as much as
+the writes themselves, and the server answers a write only once it is committed.
+
+The ``changes`` table's key *is* the resourceVersion, so revisions keep growing across
+restarts; the log is trimmed to ``history`` entries, and a watch from before the trimmed
+point (``floor``) must get 410 Gone.
 """
 
 from __future__ import annotations
 
+import asyncio
 import bisect
 import json
 import sqlite3
@@ -74,6 +79,9 @@ class Store:
         self.floor = 0
         self._db_floor = 0
         self.listeners: list[Callable[[Change], None]] = []
+        self._unpublished: list[Change] = []
+        self._flush_handle: asyncio.Handle | None = None
+        self._flushed: asyncio.Future[None] | None = None
         self._load()
 
     # --- reads -------------------------------------------------------------------
@@ -144,30 +152,22 @@ class Store:
         state = obj if obj is not None else json.loads(prev_body or "null")
         state["metadata"]["resourceVersion"] = str(rv)
         body = _encode(state)
-        with self._db:
+        # The transaction is left open for ``flush``: sqlite3 begins one at the first write.
+        self._db.execute(
+            "INSERT INTO changes(rv, resource, namespace, name, type, body, prev_body)"
+            " VALUES (?,?,?,?,?,?,?)",
+            (rv, resource, namespace, name, kind, body, prev_body),
+        )
+        if obj is None:
             self._db.execute(
-                "INSERT INTO changes(rv, resource, namespace, name, type, body, prev_body)"
-                " VALUES (?,?,?,?,?,?,?)",
-                (
-                    rv,
-                    resource,
-                    namespace,
-                    name,
-                    kind,
-                    body,
-                    prev_body,
-                ),
+                "DELETE FROM objects WHERE resource=? AND namespace=? AND name=?",
+                (resource, namespace, name),
             )
-            if obj is None:
-                self._db.execute(
-                    "DELETE FROM objects WHERE resource=? AND namespace=? AND name=?",
-                    (resource, namespace, name),
-                )
-            else:
-                self._db.execute(
-                    "INSERT OR REPLACE INTO objects VALUES (?,?,?,?,?)",
-                    (resource, namespace, name, rv, body),
-                )
+        else:
+            self._db.execute(
+                "INSERT OR REPLACE INTO objects VALUES (?,?,?,?,?)",
+                (resource, namespace, name, rv, body),
+            )
         self.rv = rv
         self._index(resource, namespace, name, obj, prev)
         if obj is None:
@@ -179,9 +179,43 @@ class Store:
         if len(self.history) > self.history_limit:
             self.floor = self.history.popleft().rv
             self._trim(force=False)
-        for listener in list(self.listeners):
-            listener(change)
+        self._unpublished.append(change)
+        self._schedule_flush()
         return change
+
+    def _schedule_flush(self) -> None:
+        if self._flush_handle is not None:
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            self.flush()  # no loop to batch in: commit and publish at once
+            return
+        self._flush_handle = loop.call_soon(self.flush)
+
+    def flush(self) -> None:
+        """Commit the writes made since the last flush, then publish them in order."""
+        if self._flush_handle is not None:
+            self._flush_handle.cancel()
+            self._flush_handle = None
+        if not self._unpublished:
+            return
+        self._db.commit()
+        changes, self._unpublished = self._unpublished, []
+        waiter, self._flushed = self._flushed, None
+        for change in changes:
+            for listener in list(self.listeners):
+                listener(change)
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
+
+    async def flushed(self) -> None:
+        """Return once every write made so far is committed."""
+        if not self._unpublished:
+            return
+        if self._flushed is None:
+            self._flushed = asyncio.get_running_loop().create_future()
+        await asyncio.shield(self._flushed)
 
     def _encode(self, resource: str, obj: Obj) -> str:
         found = self.encoded(resource, obj)
@@ -248,6 +282,7 @@ class Store:
             self.floor = self.history.popleft().rv
 
     def close(self) -> None:
+        self.flush()
         self._db.close()
 
 

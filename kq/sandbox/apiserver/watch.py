@@ -94,6 +94,9 @@ class Hub:
         ``since`` None replays the current state as ADDED events; otherwise the changes
         after that revision are replayed.  None is returned when they were compacted.
         """
+        # Writes not yet published would reach this watcher twice: in its backlog, and again
+        # when their commit publishes them.
+        self.store.flush()
         sub = Subscriber(resource, flt)
         if since is None:
             for obj in self.store.select(resource, flt.namespace):
