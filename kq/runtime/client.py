@@ -10,7 +10,6 @@ kubernetes_asyncio's aiohttp session.
 from __future__ import annotations
 
 import asyncio
-import json
 import ssl
 from collections import Counter
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
@@ -27,7 +26,7 @@ from aiohttp.helpers import get_env_proxy_for_url
 from kubernetes_asyncio import client as k8s_client
 from kubernetes_asyncio import config as k8s_config
 
-from kq import __version__
+from kq import __version__, jsoncodec
 from kq.runtime.backoff import Backoff, parse_retry_after
 from kq.runtime.errors import ApiError
 from kq.runtime.http import ConnectionPool
@@ -337,7 +336,7 @@ def _decode(status: int, headers: dict[str, str], raw: bytes, method: str, path:
     """The body of a success as a dict; anything else as an ``ApiError``."""
     body: object
     try:
-        body = json.loads(raw) if raw else {}
+        body = jsoncodec.loads(raw) if raw else {}
     except ValueError:
         body = None
     if status < 300 and isinstance(body, dict):
@@ -358,7 +357,7 @@ def _decode(status: int, headers: dict[str, str], raw: bytes, method: str, path:
 
 
 def _encode(body: Object) -> bytes:
-    return json.dumps(body, separators=(",", ":")).encode()
+    return jsoncodec.dumps(body)
 
 
 # Characters a request target keeps as they are (RFC 3986 pchar, '/', and existing escapes).

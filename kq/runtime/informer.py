@@ -10,7 +10,6 @@ every other failure reconnects from the last resourceVersion after a jittered ba
 from __future__ import annotations
 
 import asyncio
-import json
 import random
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
@@ -18,6 +17,7 @@ from dataclasses import dataclass
 import aiohttp
 import structlog
 
+from kq import jsoncodec
 from kq.runtime.backoff import Backoff
 from kq.runtime.client import KubeClient, Query
 from kq.runtime.errors import ApiError
@@ -201,7 +201,7 @@ class Informer:
 def _decode_event(line: bytes) -> dict[str, object]:
     """A watch event, or a transport error for anything else (an HTML 502 page, a cut line)."""
     try:
-        event = json.loads(line)
+        event = jsoncodec.loads(line)
     except ValueError:
         event = None
     if not isinstance(event, dict) or "type" not in event or "object" not in event:

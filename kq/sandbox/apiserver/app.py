@@ -15,6 +15,7 @@ from typing import Any
 import yaml
 from aiohttp import web
 
+from kq import jsoncodec
 from kq.sandbox.apiserver import discovery, errors, protobuf, subresources
 from kq.sandbox.apiserver.api import APPLY, PATCH_TYPES, Api, Ctx
 from kq.sandbox.apiserver.errors import ApiError
@@ -53,7 +54,7 @@ def parse_bool(value: str | None, name: str) -> bool:
 
 
 def _dump(obj: Any) -> bytes:
-    return json.dumps(obj, separators=(",", ":")).encode()
+    return jsoncodec.dumps(obj)
 
 
 def respond(obj: Any, status: int = 200, warnings: list[str] | None = None) -> web.Response:

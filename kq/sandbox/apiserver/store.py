@@ -22,6 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from kq import jsoncodec
+
 Obj = dict[str, Any]
 
 _SCHEMA = """
@@ -287,4 +289,4 @@ class Store:
 
 
 def _encode(obj: Obj) -> str:
-    return json.dumps(obj, separators=(",", ":"))
+    return jsoncodec.dumps(obj).decode()

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 from aiohttp import web
 
+from kq import jsoncodec
 from kq.sandbox.apiserver.registry import ResourceType
 from kq.sandbox.apiserver.store import Obj
 from kq.sandbox.apiserver.tables import table
@@ -36,7 +37,7 @@ class EncodingCache:
 
 
 def _dump(obj: object) -> bytes:
-    return json.dumps(obj, separators=(",", ":")).encode() + b"\n"
+    return jsoncodec.dumps(obj) + b"\n"
 
 
 @dataclass
