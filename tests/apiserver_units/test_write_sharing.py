@@ -14,7 +14,7 @@ from aiohttp.test_utils import TestClient, TestServer
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kq.sandbox.apiserver.api import JSON_PATCH, MERGE, STRATEGIC, Api, Ctx
+from kq.sandbox.apiserver.api import JSON_PATCH, MERGE, STRATEGIC, Api, Ctx, _unshared
 from kq.sandbox.apiserver.app import Server
 from kq.sandbox.apiserver.patch import json_merge_patch, merge_patch_sharing
 from kq.sandbox.apiserver.registry import CRD, NAMESPACE, Registry, ResourceType
@@ -262,6 +262,27 @@ def test_sharing_merge_patch_matches_and_mutates_nothing(
     target_before, patch_before = copy.deepcopy(target), copy.deepcopy(patch)
     assert merge_patch_sharing(target, patch) == json_merge_patch(target, patch)
     assert (target, patch) == (target_before, patch_before)
+
+
+def _containers(value: Any) -> list[int]:
+    found = [id(value)] if isinstance(value, dict | list) else []
+    children = (
+        value.values() if isinstance(value, dict) else value if isinstance(value, list) else ()
+    )
+    for child in children:
+        found += _containers(child)
+    return found
+
+
+@given(_doc, _doc)
+def test_an_unshared_merge_result_holds_no_map_or_list_of_the_target(
+    target: dict[str, Any], patch: dict[str, Any]
+) -> None:
+    merged = merge_patch_sharing(target, patch)
+    expected = copy.deepcopy(merged)
+    unshared = _unshared(merged, target)
+    assert unshared == expected
+    assert not set(_containers(unshared)) & set(_containers(target))
 
 
 @pytest.fixture

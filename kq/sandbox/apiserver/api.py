@@ -93,6 +93,18 @@ def _copy_for_write(obj: Obj, shared: frozenset[str]) -> Obj:
     return new
 
 
+def _unshared(value: Any, stored: Any) -> Any:
+    """``value`` (a merge patch result over ``stored``) with the subtrees it shares with
+    ``stored`` copied: the merge made new maps only on the patch's paths."""
+    if value is stored:
+        return copy.deepcopy(value)
+    if isinstance(value, dict) and isinstance(stored, dict):
+        for key, item in value.items():
+            if isinstance(item, dict | list):
+                value[key] = _unshared(item, stored.get(key))
+    return value
+
+
 class Api:
     """Kubernetes object semantics on top of the store."""
 
@@ -296,7 +308,8 @@ class Api:
             new = _copy_for_write(live, self._untouched(rt, unchanged) | {"status"})
             new.pop("status", None)
             if "status" in obj:
-                new["status"] = copy.deepcopy(obj["status"]) if shares else obj["status"]
+                status = obj["status"]
+                new["status"] = _unshared(status, live.get("status")) if shares else status
         else:
             # The live status replaces the given one, so it needs no copy here.
             kept = frozenset({"status"}) if rt.status else frozenset()
