@@ -29,7 +29,7 @@ import time
 from collections import Counter, defaultdict
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -646,6 +646,19 @@ def report(run: dict[str, Any], rangespec: Object | None) -> bool:
     return ok
 
 
+def write_timeline(path: Path, run: dict[str, Any]) -> None:
+    """Every Workload's record, times relative to the start, for plotting a run."""
+    started = run["started"]
+    rows = []
+    for key, record in run["records"].items():
+        row = {"key": key, **asdict(record)}
+        for name in ("sent", "created", "admitted_seen", "finished_seen"):
+            if row[name] is not None:
+                row[name] -= started
+        rows.append(row)
+    path.write_text(json.dumps(rows))
+
+
 def _gate(text: str, passed: bool) -> bool:
     print(f"  {'PASS' if passed else 'FAIL'}  {text}")
     return passed
@@ -659,6 +672,7 @@ def main() -> None:
     parser.add_argument("--kubeconfig", type=Path, help="an API server to use instead")
     parser.add_argument("--profile", type=Path, help="cProfile the controller into this file")
     parser.add_argument("--profile-server", type=Path, help="cProfile the API server into this")
+    parser.add_argument("--timeline", type=Path, help="write each Workload's record here (JSON)")
     args = parser.parse_args()
     folder = HERE / "configs" / args.config
     queues = load_config(folder / "generator.yaml", args.scale)
@@ -670,6 +684,8 @@ def main() -> None:
         with embedded_server(args.profile_server) as (kubeconfig, pid):
             run = asyncio.run(bench(kubeconfig, pid, queues, args.mode, args.profile))
     passed = report(run, rangespec)
+    if args.timeline is not None:
+        write_timeline(args.timeline, run)
     if rangespec is None:
         print("(range spec checked only at --scale 1)")
     raise SystemExit(0 if passed else 1)

@@ -75,6 +75,22 @@ def scripted(lists: list[Route], watches: list[Route]) -> Route:
 
 
 @asynccontextmanager
+async def listening(route: Route) -> AsyncIterator[str]:
+    """An HTTP server on a free local port answering every path with ``route``; its URL."""
+    app = web.Application()
+    app.router.add_route("*", "/{tail:.*}", route)
+    runner = web.AppRunner(app, shutdown_timeout=0.1)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        await runner.cleanup()
+
+
+@asynccontextmanager
 async def serve(route: Route, **settings: Any) -> AsyncIterator[tuple[Stub, KubeClient]]:
     stub = Stub(route)
 
@@ -82,18 +98,11 @@ async def serve(route: Route, **settings: Any) -> AsyncIterator[tuple[Stub, Kube
         stub.requests.append((request.method, request.path, dict(request.query)))
         return await stub.route(request)
 
-    app = web.Application()
-    app.router.add_route("*", "/{tail:.*}", handle)
-    runner = web.AppRunner(app, shutdown_timeout=0.1)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
-    stub.url = f"http://127.0.0.1:{port}"
-    configuration = k8s_client.Configuration(host=stub.url)
-    client = KubeClient(k8s_client.ApiClient(configuration), ClientSettings(**settings))
-    try:
-        yield stub, client
-    finally:
-        await client.close()
-        await runner.cleanup()
+    async with listening(handle) as url:
+        stub.url = url
+        configuration = k8s_client.Configuration(host=url)
+        client = KubeClient(k8s_client.ApiClient(configuration), ClientSettings(**settings))
+        try:
+            yield stub, client
+        finally:
+            await client.close()

@@ -14,7 +14,7 @@ from kq.runtime.client import ClientSettings, KubeClient, kind_key, retry_on_con
 from kq.runtime.errors import ApiError
 from kq.runtime.ratelimit import TokenBucket
 from kq.runtime.resources import CLUSTER_QUEUES, EVENTS, WORKLOADS
-from tests.runtime.stub import serve
+from tests.runtime.stub import listening, serve
 
 
 async def test_patches_carry_their_content_type_and_precondition() -> None:
@@ -158,21 +158,14 @@ async def test_behind_a_proxy_calls_go_through_it(monkeypatch: pytest.MonkeyPatc
         seen.append(f"{request.url.host}{request.path}")
         return web.json_response({"kind": "ClusterQueue"})
 
-    app = web.Application()
-    app.router.add_route("*", "/{tail:.*}", proxy)
-    runner = web.AppRunner(app, shutdown_timeout=0.1)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
-    monkeypatch.setenv("HTTP_PROXY", f"http://127.0.0.1:{port}")
-    monkeypatch.delenv("NO_PROXY", raising=False)
-    monkeypatch.delenv("no_proxy", raising=False)
-    configuration = k8s_client.Configuration(host="http://api.example:6443")
-    client = KubeClient(k8s_client.ApiClient(configuration), ClientSettings())
-    try:
-        assert await client.get(CLUSTER_QUEUES, "cq") == {"kind": "ClusterQueue"}
-    finally:
-        await client.close()
-        await runner.cleanup()
+    async with listening(proxy) as url:
+        monkeypatch.setenv("HTTP_PROXY", url)
+        monkeypatch.delenv("NO_PROXY", raising=False)
+        monkeypatch.delenv("no_proxy", raising=False)
+        configuration = k8s_client.Configuration(host="http://api.example:6443")
+        client = KubeClient(k8s_client.ApiClient(configuration), ClientSettings())
+        try:
+            assert await client.get(CLUSTER_QUEUES, "cq") == {"kind": "ClusterQueue"}
+        finally:
+            await client.close()
     assert seen == ["api.example/apis/kueue.x-k8s.io/v1beta1/clusterqueues/cq"]
