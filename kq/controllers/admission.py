@@ -45,7 +45,7 @@ from kq.runtime.resources import (
     WORKLOADS,
     Resource,
 )
-from kq.runtime.store import Change
+from kq.runtime.store import Change, EventType, object_key
 from kq.scheduler.cycle import CycleResult
 from kq.scheduler.decisions import Admit
 from kq.scheduler.plugins import AdmissionPlugins, load_admission_plugins
@@ -126,11 +126,16 @@ class AdmissionController:
             COHORTS: self.feed.cohort,
             CLUSTER_QUEUES: self.feed.cluster_queue,
             LOCAL_QUEUES: self.feed.local_queue,
-            WORKLOADS: self.feed.workload,
+            WORKLOADS: self._workload,
         }
         # Specs before workloads, so the first workloads find their queues.
         for resource in WATCHED:
             self.informers[resource].add_handler(handlers[resource])
+
+    def _workload(self, change: Change) -> None:
+        self.feed.workload(change)
+        if change.type is EventType.DELETED:
+            self.decisions.forget(object_key(change.obj))
 
     async def run(self) -> None:
         """Until cancelled: informers, then (once all synced) cycles whenever something changed."""
@@ -170,7 +175,7 @@ class AdmissionController:
                 self._sync_queue_status()
                 continue
             self._wake.clear()
-            self.decisions.forget_deleted()
+            self.decisions.forget_delivered()
             self.decisions.release_evicted()
             self.decisions.write_unqueueable()
             await self.decisions.room()

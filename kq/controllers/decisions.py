@@ -162,10 +162,12 @@ class DecisionWriter:
         self._explainers = []
         self._words.clear()
 
-    def forget_deleted(self) -> None:
-        """Drop what is kept about deleted workloads, and our writes the watch has delivered."""
-        for key in [k for k in self._pending_written if k not in self._store]:
-            del self._pending_written[key]
+    def forget(self, key: str) -> None:
+        """The workload is gone: nothing kept about it is of use any more."""
+        self._pending_written.pop(key, None)
+
+    def forget_delivered(self) -> None:
+        """Drop our writes' responses once the watch has delivered them (or something newer)."""
         for key, (base, _) in list(self._ahead.items()):
             current = self._store.get(key)
             if current is None or _version(current) != base:

@@ -10,6 +10,7 @@ kubernetes_asyncio's aiohttp session.
 from __future__ import annotations
 
 import asyncio
+import re
 import ssl
 from collections import Counter
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
@@ -170,7 +171,9 @@ class KubeClient:
                 return response.status, headers, raw
         await self._take_token(method, path)
         headers, params = await self._headers(content_type, query)
-        target = quote(self._base_path + path, safe=_PATH_SAFE)
+        target = self._base_path + path
+        if _UNSAFE_IN_PATH(target):
+            target = quote(target, safe=_PATH_SAFE)
         if params:
             target += "?" + urlencode(params)
         lines = [f"{method} {target} HTTP/1.1", f"Host: {pool.host_header}"]
@@ -362,6 +365,7 @@ def _encode(body: Object) -> bytes:
 
 # Characters a request target keeps as they are (RFC 3986 pchar, '/', and existing escapes).
 _PATH_SAFE = "/%:@!$&'()*+,;=-._~"
+_UNSAFE_IN_PATH = re.compile(r"[^A-Za-z0-9/%:@!$&'()*+,;=\-._~]").search
 
 
 def _connection_pool(api: k8s_client.ApiClient) -> tuple[ConnectionPool | None, str]:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import functools
 import secrets
+import time
 from datetime import UTC, datetime
 from typing import Any
 
@@ -24,6 +26,13 @@ def rfc3339_micro(moment: datetime | None = None) -> str:
     return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
+@functools.lru_cache(maxsize=4)
+def _second_stamp(second: int) -> str:
+    """Legacy (core/v1) events carry second-precision timestamps, like client-go's recorder;
+    a burst of events shares its second's string."""
+    return datetime.fromtimestamp(second, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
 class EventRecorder:
     """Posts Events as ``component``; failures are logged, never raised into reconcilers."""
 
@@ -36,8 +45,7 @@ class EventRecorder:
         meta = obj.get("metadata", {})
         # Cluster-scoped objects' events go to the controller's own namespace, as upstream.
         namespace = meta.get("namespace") or self._namespace
-        # Legacy (core/v1) events carry second-precision timestamps, like client-go's recorder.
-        now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        now = _second_stamp(int(time.time()))
         event = {
             "apiVersion": "v1",
             "kind": "Event",

@@ -241,3 +241,11 @@ async def test_deleting_an_admitted_workload_releases_its_quota(
     await eventually(partial(pending_with, client, ns, "second", message), "second pending")
     await client.delete(WORKLOADS, "first", ns)
     await eventually(partial(admitted, client, ns, "second"), "second admitted")
+    # What was kept about the words written goes with the workload.
+    assert f"{ns}/second" in controller.decisions._pending_written
+    await client.delete(WORKLOADS, "second", ns)
+
+    async def words_forgotten() -> bool:
+        return f"{ns}/second" not in controller.decisions._pending_written
+
+    await eventually(words_forgotten, "the deleted workload's words forgotten")

@@ -169,3 +169,19 @@ async def test_behind_a_proxy_calls_go_through_it(monkeypatch: pytest.MonkeyPatc
         finally:
             await client.close()
     assert seen == ["api.example/apis/kueue.x-k8s.io/v1beta1/clusterqueues/cq"]
+
+
+async def test_request_paths_are_percent_encoded_only_where_needed() -> None:
+    raw_paths: list[str] = []
+
+    async def route(request: web.Request) -> web.StreamResponse:
+        raw_paths.append(request.raw_path)
+        return web.json_response({})
+
+    async with serve(route) as (_, client):
+        await client.get(CLUSTER_QUEUES, "plain-name.v1_x~y")
+        await client.get(CLUSTER_QUEUES, "with space")
+    assert raw_paths == [
+        "/apis/kueue.x-k8s.io/v1beta1/clusterqueues/plain-name.v1_x~y",
+        "/apis/kueue.x-k8s.io/v1beta1/clusterqueues/with%20space",
+    ]
