@@ -168,6 +168,28 @@ class Stack:
 
         await eventually(probe, f"ClusterQueue usage {dict(expected)}")
 
+    async def workload_succeeded(self, name: str) -> None:
+        """Until the Workload is Finished (Succeeded), out of use, and its quota is free."""
+
+        async def probe() -> None:
+            workload = await self.client.get(WORKLOADS, name, self.ns)
+            done = [c for c in workload["status"]["conditions"] if c["type"] == "Finished"]
+            assert [(c["status"], c["reason"]) for c in done] == [("True", "Succeeded")]
+            assert "kueue.x-k8s.io/resource-in-use" not in (
+                workload["metadata"].get("finalizers") or ()
+            )
+
+        await eventually(probe, "the Workload finished")
+        await self.using({})
+
+    async def assert_running_on_the_flavor(self, pods: list[dict[str, Any]]) -> None:
+        """Every pod Running, on a node of the flavor's pool, selecting the flavor's labels."""
+        pools = await self.pools()
+        for pod in pods:
+            assert pod["status"].get("phase") == "Running", pod["metadata"]["name"]
+            assert pools[pod["spec"]["nodeName"]] == FLAVOR_LABELS[POOL]
+            assert FLAVOR_LABELS.items() <= pod["spec"]["nodeSelector"].items()
+
     async def pods(self, selector: str = "") -> list[dict[str, Any]]:
         query = [("labelSelector", selector)] if selector else []
         listing = await self.client.list(PODS, namespace=self.ns, query=query)

@@ -14,14 +14,13 @@ from typing import Any
 from kq.api.quantity import parse_quantity
 from kq.jobframework import GroupVersionKind
 from kq.jobframework.naming import workload_name
-from kq.runtime.resources import JOBS, WORKLOADS
+from kq.runtime.resources import JOBS
 from kq.sandbox.cluster.driver import MPIJOBS
 from kq.sandbox.cluster.kubelet import RUN_SECONDS_ANNOTATION
 from tests.controllers.helpers import condition, is_true
 from tests.integrations_io.conftest import (
     FLAVOR_LABELS,
     PODSET_LABEL,
-    POOL,
     QUEUE,
     Stack,
     eventually,
@@ -79,14 +78,10 @@ async def running(stack: Stack) -> dict[str, Any]:
             assert FLAVOR_LABELS.items() <= selector(template).items(), name
             assert template["metadata"]["labels"][PODSET_LABEL] == name
         pods = await stack.pods("training.kubeflow.org/job-name=pi")
-        pools = await stack.pools()
         names = sorted(p["metadata"]["name"] for p in pods)
         assert names[1:] == ["pi-worker-0", "pi-worker-1"]
         assert names[0].startswith("pi-launcher-")
-        for pod in pods:
-            assert pod["status"].get("phase") == "Running", pod["metadata"]["name"]
-            assert pools[pod["spec"]["nodeName"]] == FLAVOR_LABELS[POOL]
-            assert FLAVOR_LABELS.items() <= pod["spec"]["nodeSelector"].items()
+        await stack.assert_running_on_the_flavor(pods)
         return job
 
     return await eventually(probe, "the MPIJob running on the flavor's pool")
@@ -102,16 +97,7 @@ async def finished(stack: Stack, workload_name_: str) -> None:
 
     await eventually(succeeded, "the MPIJob succeeded")
 
-    async def workload_finished() -> None:
-        workload = await stack.client.get(WORKLOADS, workload_name_, stack.ns)
-        done = [c for c in workload["status"]["conditions"] if c["type"] == "Finished"]
-        assert [(c["status"], c["reason"]) for c in done] == [("True", "Succeeded")]
-        assert "kueue.x-k8s.io/resource-in-use" not in (
-            workload["metadata"].get("finalizers") or ()
-        )
-
-    await eventually(workload_finished, "the Workload finished")
-    await stack.using({})
+    await stack.workload_succeeded(workload_name_)
 
     async def workers_gone() -> None:  # cleanPodPolicy: Running
         assert await stack.pods(f"{ROLE_LABEL}=worker") == []

@@ -20,7 +20,7 @@ from kq.api.quantity import parse_quantity
 from kq.jobframework import GroupVersionKind
 from kq.jobframework.naming import workload_name
 from kq.runtime.errors import ApiError
-from kq.runtime.resources import JOBS, WORKLOADS
+from kq.runtime.resources import JOBS
 from kq.sandbox.cluster.driver import RAYCLUSTERS, RAYJOBS
 from tests.controllers.helpers import condition, is_true
 from tests.integrations_io.conftest import (
@@ -109,17 +109,13 @@ async def running(stack: Stack) -> dict[str, Any]:
             assert FLAVOR_LABELS.items() <= selector(template).items(), name
             assert template["metadata"]["labels"][PODSET_LABEL] == name
         pods = await stack.pods()
-        pools = await stack.pools()
         cluster = job["status"]["rayClusterName"]
         ray_pods = [p for p in pods if p["metadata"]["labels"].get(CLUSTER_LABEL) == cluster]
         roles = sorted(p["metadata"]["labels"]["ray.io/node-type"] for p in ray_pods)
         assert roles == ["head", "worker", "worker"]
         submitters = [p for p in pods if p["metadata"]["labels"].get("job-name") == "train"]
         assert len(submitters) == 1
-        for pod in [*ray_pods, *submitters]:
-            assert pod["status"].get("phase") == "Running", pod["metadata"]["name"]
-            assert pools[pod["spec"]["nodeName"]] == FLAVOR_LABELS[POOL]
-            assert FLAVOR_LABELS.items() <= pod["spec"]["nodeSelector"].items()
+        await stack.assert_running_on_the_flavor([*ray_pods, *submitters])
         return job
 
     return await eventually(probe, "the RayJob running on the flavor's pool")
@@ -135,18 +131,7 @@ async def finished(stack: Stack, workload_name_: str) -> None:
 
     await eventually(complete, "the RayJob complete")
 
-    async def workload_finished() -> None:
-        workload = await stack.client.get(WORKLOADS, workload_name_, stack.ns)
-        assert is_true(workload, "Finished")
-        finished_ = condition(workload, "Finished")
-        assert finished_ is not None, "no Finished condition yet"
-        assert finished_["reason"] == "Succeeded"
-        assert "kueue.x-k8s.io/resource-in-use" not in (
-            workload["metadata"].get("finalizers") or ()
-        )
-
-    await eventually(workload_finished, "the Workload finished")
-    await stack.using({})
+    await stack.workload_succeeded(workload_name_)
 
     async def cluster_gone() -> None:  # shutdownAfterJobFinishes
         assert (await stack.client.list(RAYCLUSTERS, namespace=stack.ns))["items"] == []
