@@ -59,14 +59,15 @@ def test_merge_patch_that_is_not_an_object_is_a_bad_request() -> None:
     assert info.value.code == 400
 
 
-_json = st.recursive(
+_json_value = st.recursive(
     st.none() | st.booleans() | st.integers() | st.text(max_size=4),
     lambda children: (
         st.lists(children, max_size=3) | st.dictionaries(st.text(max_size=3), children, max_size=3)
     ),
     max_leaves=12,
 )
-_doc = st.dictionaries(st.text(max_size=3), _json, max_size=4)
+json_docs = st.dictionaries(st.text(max_size=3), _json_value, max_size=4)
+"""JSON objects of a few levels: merge-patch targets and patches."""
 
 
 def _without_nulls(value: Any) -> Any:
@@ -75,13 +76,13 @@ def _without_nulls(value: Any) -> Any:
     return value
 
 
-@given(_doc, _doc)
+@given(json_docs, json_docs)
 def test_merge_patch_is_idempotent(target: dict[str, Any], patch: dict[str, Any]) -> None:
     once = json_merge_patch(target, patch)
     assert json_merge_patch(once, patch) == once
 
 
-@given(_doc)
+@given(json_docs)
 def test_merge_patch_with_a_document_without_nulls_as_patch_onto_empty_yields_it(
     doc: dict[str, Any],
 ) -> None:
@@ -89,7 +90,7 @@ def test_merge_patch_with_a_document_without_nulls_as_patch_onto_empty_yields_it
     assert json_merge_patch({}, clean) == clean
 
 
-@given(_doc, _doc)
+@given(json_docs, json_docs)
 def test_merge_patch_keeps_untouched_keys(target: dict[str, Any], patch: dict[str, Any]) -> None:
     out = json_merge_patch(target, patch)
     for key, value in target.items():

@@ -12,7 +12,6 @@ from typing import Any
 import pytest
 from aiohttp.test_utils import TestClient, TestServer
 from hypothesis import given
-from hypothesis import strategies as st
 
 from kq.sandbox.apiserver.api import JSON_PATCH, MERGE, STRATEGIC, Api, Ctx, _unshared
 from kq.sandbox.apiserver.app import Server
@@ -20,6 +19,7 @@ from kq.sandbox.apiserver.patch import json_merge_patch, merge_patch_sharing
 from kq.sandbox.apiserver.registry import CRD, NAMESPACE, Registry, ResourceType
 from kq.sandbox.apiserver.store import Store
 from kq.sandbox.apiserver.watch import Hub
+from tests.apiserver_units.test_patch import json_docs
 
 GROUP = "sharing.example.com"
 WIDGETS = f"/apis/{GROUP}/v1/namespaces/ns/widgets"
@@ -245,17 +245,7 @@ def test_store_reuses_committed_json_only_for_stored_objects(tmp_path: Path) -> 
     ]
 
 
-_json = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.text(max_size=3),
-    lambda children: (
-        st.lists(children, max_size=3) | st.dictionaries(st.text(max_size=2), children, max_size=3)
-    ),
-    max_leaves=10,
-)
-_doc = st.dictionaries(st.text(max_size=2), _json, max_size=4)
-
-
-@given(_doc, _doc)
+@given(json_docs, json_docs)
 def test_sharing_merge_patch_matches_and_mutates_nothing(
     target: dict[str, Any], patch: dict[str, Any]
 ) -> None:
@@ -274,7 +264,7 @@ def _containers(value: Any) -> list[int]:
     return found
 
 
-@given(_doc, _doc)
+@given(json_docs, json_docs)
 def test_an_unshared_merge_result_holds_no_map_or_list_of_the_target(
     target: dict[str, Any], patch: dict[str, Any]
 ) -> None:
