@@ -84,9 +84,9 @@ def kq_register_preemption_policies(register: Register) -> None:
 
 @hookspec
 def kq_register_admission_checks(register: Register) -> None:
-    """Register admission-check controller classes keyed by ``controllerName``.
+    """Register ``kq.admissionchecks.AdmissionCheckController`` classes by ``CONTROLLER_NAME``.
 
-    Their methods are async; the runtime drives them like any controller.
+    kq owns the generic lifecycle; built-in: ``kueue.x-k8s.io/provisioning-request``.
     """
 
 
