@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import argparse
 
+from kq.admissionchecks.runner import register_admission_checks
 from kq.config import KqConfig
 from kq.controllers.registration import register_admission
+from kq.controllers.workloads import register_workload_lifecycle
 from kq.jobframework.controller import register_job_integrations
 from kq.plugins import build_plugin_manager
 from kq.runtime import process
@@ -17,10 +19,13 @@ from kq.runtime.manager import Manager
 
 
 async def install_controllers(manager: Manager, config: KqConfig) -> None:
-    """Admission (quota reservation, preemption, queue status) and the job integrations."""
+    """Admission (quota reservation, preemption, queue status), the workload lifecycle
+    (admission checks, deactivation, back-off), check controllers and job integrations."""
     pm = build_plugin_manager(config.plugins)
     pm.hook.kq_configure.call_historic(kwargs={"config": config})
     register_admission(manager, config)
+    register_workload_lifecycle(manager, config.namespace)
+    await register_admission_checks(manager, pm, config.namespace)
     await register_job_integrations(manager, pm, config)
 
 

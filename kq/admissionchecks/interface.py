@@ -101,6 +101,7 @@ class AdmissionCheckController(Protocol):
         """The states of ``checks`` (AdmissionCheck objects) on ``workload``, after any I/O.
 
         Called also for finished, evicted or quota-less Workloads that still list a check,
-        so resources made for them can be cleaned up; return no update to leave states be.
+        so resources made for them can be cleaned up; what it returns for those is ignored
+        (kq reset the states on eviction, and they wait for the next reservation).
         """
         ...

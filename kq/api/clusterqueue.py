@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -50,6 +50,8 @@ class ClusterQueue:
     flavor_fungibility: FlavorFungibility = FlavorFungibility()
     preemption: PreemptionPolicy = PreemptionPolicy()
     admission_checks: tuple[str, ...] = ()
+    check_flavors: tuple[frozenset[str], ...] = ()
+    """Per check in ``admission_checks``, its ``onFlavors``; empty applies to every flavor."""
     stop_policy: str = "None"
     flavor_assigner: str = DEFAULT_FLAVOR_ASSIGNER
     deleting: bool = False
@@ -58,6 +60,20 @@ class ClusterQueue:
     @property
     def flavor_names(self) -> tuple[str, ...]:
         return tuple(n for g in self.resource_groups for n in g.flavor_names)
+
+    def checks_for(self, flavors: Iterable[str]) -> tuple[str, ...]:
+        """The checks an admission on ``flavors`` must pass, sorted by name as Kueue lists them."""
+        if not self.admission_checks:
+            return ()
+        used = set(flavors)
+        rules = self.check_flavors or (frozenset(),) * len(self.admission_checks)
+        return tuple(
+            sorted(
+                name
+                for name, on in zip(self.admission_checks, rules, strict=True)
+                if not on or on & used
+            )
+        )
 
     def group_for(self, resource: str) -> ResourceGroup | None:
         for group in self.resource_groups:
@@ -127,9 +143,9 @@ def parse_cluster_queue(obj: Mapping[str, Any]) -> ClusterQueue | Invalid:
         groups = parse_resource_groups(
             spec.get("resourceGroups"), has_parent=cohort is not None, check_lending=True
         )
-        checks = [str(c) for c in spec.get("admissionChecks") or ()]
+        checks = [(str(c), frozenset[str]()) for c in spec.get("admissionChecks") or ()]
         for rule in (spec.get("admissionChecksStrategy") or {}).get("admissionChecks") or ():
-            checks.append(str(rule["name"]))
+            checks.append((str(rule["name"]), frozenset(map(str, rule.get("onFlavors") or ()))))
         return ClusterQueue(
             name=name,
             resource_groups=groups,
@@ -140,7 +156,8 @@ def parse_cluster_queue(obj: Mapping[str, Any]) -> ClusterQueue | Invalid:
             namespace_selector=parse_label_selector(spec.get("namespaceSelector") or {}),
             flavor_fungibility=_fungibility(spec.get("flavorFungibility") or {}),
             preemption=_preemption(spec.get("preemption") or {}),
-            admission_checks=tuple(checks),
+            admission_checks=tuple(name for name, _ in checks),
+            check_flavors=tuple(on for _, on in checks),
             stop_policy=str(spec.get("stopPolicy") or "None"),
             flavor_assigner=str(
                 (meta.get("annotations") or {}).get(FLAVOR_ASSIGNER_ANNOTATION)

@@ -35,6 +35,7 @@ from kq.runtime.client import KubeClient
 from kq.runtime.events import EventRecorder
 from kq.runtime.informer import Informer
 from kq.runtime.resources import (
+    ADMISSION_CHECKS,
     CLUSTER_QUEUES,
     COHORTS,
     LOCAL_QUEUES,
@@ -59,6 +60,7 @@ WATCHED = (
     PRIORITY_CLASSES,
     WORKLOAD_PRIORITY_CLASSES,
     RESOURCE_FLAVORS,
+    ADMISSION_CHECKS,
     COHORTS,
     CLUSTER_QUEUES,
     LOCAL_QUEUES,
@@ -123,6 +125,7 @@ class AdmissionController:
             PRIORITY_CLASSES: self.feed.priority_class,
             WORKLOAD_PRIORITY_CLASSES: self.feed.workload_priority_class,
             RESOURCE_FLAVORS: self.feed.resource_flavor,
+            ADMISSION_CHECKS: self.feed.admission_check,
             COHORTS: self.feed.cohort,
             CLUSTER_QUEUES: self.feed.cluster_queue,
             LOCAL_QUEUES: self.feed.local_queue,

@@ -8,6 +8,7 @@ from typing import Any
 
 import structlog
 
+from kq.api.admissioncheck import parse_admission_check
 from kq.api.clusterqueue import ClusterQueue, parse_cluster_queue
 from kq.api.cohort import Cohort, parse_cohort
 from kq.api.invalid import Invalid
@@ -58,6 +59,18 @@ class CoreFeed:
             self.cache.delete_flavor(name)
         else:
             self.cache.set_flavor(parsed)
+        self.scheduler.flavors_or_checks_changed()
+        self._on_change()
+
+    def admission_check(self, change: Change) -> None:
+        name = change.obj["metadata"]["name"]
+        if change.type is EventType.DELETED:
+            self.cache.delete_admission_check(name)
+        else:
+            parsed = parse_admission_check(change.obj)
+            if self.cache.checks.get(name) == parsed:
+                return  # a status write that left Active as it was
+            self.cache.set_admission_check(parsed)
         self.scheduler.flavors_or_checks_changed()
         self._on_change()
 

@@ -12,6 +12,7 @@ from typing import Any
 
 from kq.api.workload import ADMITTED, EVICTED, PREEMPTED, QUOTA_RESERVED, REQUEUED
 from kq.scheduler.decisions import Admit, Victim
+from kq.workload.checks import states_of, synced
 from kq.workload.status import admitted_status, condition, pending_status, preempted_status
 
 Object = dict[str, Any]
@@ -58,12 +59,16 @@ def admit_patch(obj: Mapping[str, Any], decision: Admit, now: float) -> Object:
         if old is not None and old.get("status") == "True":
             previously = f"Previously: {old.get('message', '')}"
             updates.append(condition(type_, False, "QuotaReserved", previously, now))
-    return {
-        "status": {
-            "admission": status["admission"],
-            "conditions": merge_conditions(current, updates),
-        }
+    out: Object = {
+        "admission": status["admission"],
+        "conditions": merge_conditions(current, updates),
     }
+    # The checks go Pending in the same write, where Kueue's workload controller adds them in
+    # a second one: one write fewer per admission.
+    checks = synced(states_of(obj), decision.admission_checks, now)
+    if checks is not None:
+        out["admissionChecks"] = checks
+    return {"status": out}
 
 
 def pending_patch(obj: Mapping[str, Any], reason: str, message: str, now: float) -> Object | None:

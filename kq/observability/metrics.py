@@ -79,6 +79,14 @@ admission_wait_time_seconds = Histogram(
     buckets=exponential_buckets(16),
     registry=REGISTRY,
 )
+admission_checks_wait_time_seconds = Histogram(
+    "admission_checks_wait_time_seconds",
+    "Time from quota reservation until admission, per cluster_queue.",
+    [CQ],
+    subsystem=KUEUE,
+    buckets=exponential_buckets(14),
+    registry=REGISTRY,
+)
 evicted_workloads_total = Counter(
     "evicted_workloads_total",
     "Number of evicted workloads, per cluster_queue and reason.",

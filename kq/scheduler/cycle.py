@@ -256,7 +256,11 @@ def _decide(snapshot: Snapshot, entry: Entry, claims: _Claims) -> Decision:
         return Preempt(
             info.key, cq.name, tuple(victim(snapshot, info, t) for t in entry.targets), message
         )
-    return Admit(info.key, _admission(entry), assignment.borrowing > 0, cq.spec.admission_checks)
+    admission = _admission(entry)
+    checks = cq.spec.checks_for(
+        f for psa in admission.pod_set_assignments for f in psa.flavors.values()
+    )
+    return Admit(info.key, admission, assignment.borrowing > 0, checks)
 
 
 def _record(span: trace.Span, entry: Entry | None, decision: Decision) -> None:

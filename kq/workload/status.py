@@ -52,6 +52,16 @@ def admitted_status(
     ]
     if not admission_checks:
         conditions.append(condition(ADMITTED, True, "Admitted", "The workload is admitted", now))
+    else:
+        conditions.append(
+            condition(
+                ADMITTED,
+                False,
+                "UnsatisfiedAdmissionChecks",
+                "The workload has not all checks ready",
+                now,
+            )
+        )
     return {"admission": admission_dict(admission), "conditions": conditions}
 
 

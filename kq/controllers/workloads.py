@@ -1,0 +1,167 @@
+"""The workload controller: admission checks, deactivation and back-off, written to the API.
+
+Standalone (its own informers) or on ``kq run``'s manager (shared ones)::
+
+    WorkloadLifecycle(client, informers, recorder).run()
+
+A Workload is looked at only when something in it is this controller's business (admission
+check states, a ClusterQueue with checks, ``spec.active=false``, a back-off): clusters
+without checks or deactivations pay one dictionary look-up per Workload event.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Mapping
+from typing import Any
+
+import structlog
+
+from kq.api.clusterqueue import ClusterQueue, parse_cluster_queue
+from kq.controllers.lifecycle import Wait, Write, next_step
+from kq.observability import metrics
+from kq.runtime.client import KubeClient
+from kq.runtime.errors import ApiError
+from kq.runtime.events import NORMAL, WARNING, EventRecorder
+from kq.runtime.informer import Informer
+from kq.runtime.manager import Manager
+from kq.runtime.reconciler import Controller, Result
+from kq.runtime.resources import CLUSTER_QUEUES, WORKLOADS, Resource
+from kq.runtime.store import Change, EventType, object_key
+
+log = structlog.get_logger("kq.controllers.workloads")
+
+Object = dict[str, Any]
+WATCHED = (CLUSTER_QUEUES, WORKLOADS)
+NAME = "workload-lifecycle"
+
+
+class WorkloadLifecycle:
+    """Reconciles Workload keys with ``next_step`` until each has nothing left to do."""
+
+    def __init__(
+        self,
+        client: KubeClient,
+        informers: Mapping[Resource, Informer],
+        recorder: EventRecorder,
+        workers: int = 4,
+    ) -> None:
+        self._client = client
+        self._recorder = recorder
+        self._informers = informers
+        self._workloads = informers[WORKLOADS].store
+        # ClusterQueues with admission checks, parsed: the others need no look.
+        self._with_checks: dict[str, ClusterQueue] = {}
+        self.controller = Controller(NAME, self, workers=workers)
+        informers[CLUSTER_QUEUES].add_handler(self._cluster_queue)
+        informers[WORKLOADS].add_handler(self._workload)
+
+    async def run(self) -> None:
+        await asyncio.gather(*(i.wait_synced() for i in self._informers.values()))
+        try:
+            await self.controller.run()
+        finally:
+            self.controller.queue.shut_down()
+
+    def _cluster_queue(self, change: Change) -> None:
+        name = change.obj["metadata"]["name"]
+        parsed = parse_cluster_queue(change.obj)
+        old = self._with_checks.pop(name, None)
+        live = change.type is not EventType.DELETED and isinstance(parsed, ClusterQueue)
+        if live and isinstance(parsed, ClusterQueue) and parsed.admission_checks:
+            self._with_checks[name] = parsed
+        new = self._with_checks.get(name)
+        if (old and (old.admission_checks, old.check_flavors)) != (
+            new and (new.admission_checks, new.check_flavors)
+        ):
+            for obj in self._workloads.values():
+                if _admission(obj).get("clusterQueue") == name:
+                    self.controller.queue.add(object_key(obj))
+
+    def _workload(self, change: Change) -> None:
+        if change.type is not EventType.DELETED and self._concerns(change.obj):
+            self.controller.queue.add(object_key(change.obj))
+
+    def _concerns(self, obj: Object) -> bool:
+        status = obj.get("status") or {}
+        if status.get("admissionChecks") or status.get("requeueState"):
+            return True
+        if (obj.get("spec") or {}).get("active") is False:
+            return True
+        if _admission(obj).get("clusterQueue") in self._with_checks:
+            return True
+        return any(
+            c.get("type") == "DeactivationTarget"
+            or (c.get("type") == "Requeued" and c.get("status") == "False")
+            for c in status.get("conditions") or ()
+        )
+
+    def _required(self, obj: Object) -> tuple[str, ...] | None:
+        admission = _admission(obj)
+        cq_name = admission.get("clusterQueue")
+        if cq_name is None:
+            return None
+        cq = self._with_checks.get(cq_name)
+        if cq is None:
+            known = self._informers[CLUSTER_QUEUES].store.get(cq_name) is not None
+            return () if known else None
+        flavors = (
+            f for psa in admission.get("podSetAssignments") or () for f in psa["flavors"].values()
+        )
+        return cq.checks_for(flavors)
+
+    async def reconcile(self, key: str) -> Result:
+        obj = self._workloads.get(key)
+        if obj is None:
+            return Result()
+        step = next_step(obj, self._required(obj), time.time())
+        if isinstance(step, Wait):
+            return Result(requeue_after=step.seconds)
+        if isinstance(step, Write):
+            await self._write(obj, step)
+        return Result()
+
+    async def _write(self, obj: Object, step: Write) -> None:
+        meta = obj["metadata"]
+        try:
+            written = await self._client.merge_patch(
+                WORKLOADS,
+                meta["name"],
+                step.patch,
+                namespace=meta.get("namespace"),
+                resource_version=meta.get("resourceVersion"),
+                subresource="status" if step.status else "",
+            )
+        except ApiError as exc:
+            if exc.status in (404, 409):
+                return  # gone, or changed: its watch event brings the next look
+            raise
+        for event in step.events:
+            kind = WARNING if event.warning else NORMAL
+            await self._recorder.record(written, kind, event.reason, event.message)
+        _count(written, step)
+
+
+def _admission(obj: Object) -> Mapping[str, Any]:
+    return (obj.get("status") or {}).get("admission") or {}
+
+
+def _count(obj: Object, step: Write) -> None:
+    cq = str(_admission(obj).get("clusterQueue", ""))
+    if step.admitted_after is not None:
+        metrics.admitted_workloads_total.labels(cq).inc()
+        metrics.admission_checks_wait_time_seconds.labels(cq).observe(step.admitted_after)
+    if step.evicted is not None:
+        # Kueue's reason label is the eviction's reason without its underlying cause.
+        reason = "Deactivated" if step.evicted.startswith("Deactivated") else step.evicted
+        metrics.evicted_workloads_total.labels(cq, reason).inc()
+
+
+def register_workload_lifecycle(manager: Manager, namespace: str) -> WorkloadLifecycle:
+    """Share the manager's informers; the controller writes only while this replica leads."""
+    informers = {resource: manager.informer(resource) for resource in WATCHED}
+    recorder = EventRecorder(manager.client, "kq-workload", namespace)
+    lifecycle = WorkloadLifecycle(manager.client, informers, recorder)
+    manager.add(NAME, lifecycle.run, leader_only=True)
+    return lifecycle
