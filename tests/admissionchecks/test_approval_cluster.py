@@ -171,7 +171,8 @@ async def test_check_active_then_pending_then_ready_admits(
     events = cluster.kubectl("get", "events", "-n", world.ns, "-o",
                              "jsonpath={range .items[*]}{.reason}={.message}{\"\\n\"}{end}",
                              cache_dir=world.cache).stdout  # fmt: skip
-    assert f"Admitted=Admitted by ClusterQueue {world.cq}, wait time since reservation was" in events
+    admitted_event = f"Admitted=Admitted by ClusterQueue {world.cq}, wait time since reservation"
+    assert admitted_event in events
 
 
 async def test_retry_evicts_backs_off_and_counts_the_retry(
@@ -188,7 +189,8 @@ async def test_retry_evicts_backs_off_and_counts_the_retry(
 
     obj = await until(client, world, "wl", "evicted", evicted)
     found = condition(obj, "Evicted")
-    assert found is not None and found["reason"] == "AdmissionCheck"
+    assert found is not None
+    assert found["reason"] == "AdmissionCheck"
     assert found["message"] == (
         f'Evicted due to AdmissionCheck in Retry state: "{world.check}" (Asked to try again later)'
     )

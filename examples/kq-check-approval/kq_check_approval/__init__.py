@@ -1,9 +1,9 @@
 """An admission check that waits for a person: label the Workload to let it start.
 
 ``approval.kq.example/decision`` on the Workload decides: ``approved`` makes the check
-``Ready``, ``rejected`` ``Rejected`` (kq deactivates the Workload), ``retry`` ``Retry`` (kq evicts it
-and queues it again after 5 s, or after the seconds in the AdmissionCheck's annotation
-``approval.kq.example/retry-seconds``). Anything else leaves it ``Pending``.
+``Ready``, ``rejected`` ``Rejected`` (kq deactivates the Workload), ``retry`` ``Retry`` (kq
+evicts it and queues it again after 5 s, or after the seconds in the AdmissionCheck's
+annotation ``approval.kq.example/retry-seconds``). Anything else leaves it ``Pending``.
 
 Written from ``kq/hookspecs.py`` and ``kq.admissionchecks`` alone.
 """
