@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 import yaml
 
+from kq.admissionchecks.registry import check_controllers
 from kq.config import LeaderElection, parse_config
 from kq.jobframework.registry import job_integrations
 from kq.plugins import build_plugin_manager
@@ -61,6 +62,14 @@ USED = (
     Use("kueue.x-k8s.io", "workloads/status", ("patch",)),
     Use("kueue.x-k8s.io", "clusterqueues/status", ("patch",)),
     Use("kueue.x-k8s.io", "localqueues/status", ("patch",)),
+    # The Active condition kq writes from each check controller's activity
+    # (kq/admissionchecks).
+    Use("kueue.x-k8s.io", "admissionchecks/status", ("patch",)),
+    # The provisioning admission check (plugins/kq_plugins/checks/provisioning.py): it reads
+    # through informers, creates and deletes requests and their PodTemplates, and hands each
+    # template to its request by patching ownerReferences.
+    Use("autoscaling.x-k8s.io", "provisioningrequests", ("create", "delete", "list", "watch")),
+    Use("", "podtemplates", ("create", "delete", "list", "patch", "watch")),
     # Jobs: suspended and started by merge patch (kq/jobframework/io_apply.py); a batch Job's
     # stop also clears status.startTime (plugins/kq_plugins/jobs/batch_job.py).
     Use("batch", "jobs", ("list", "patch", "watch")),
@@ -156,6 +165,13 @@ def test_every_resource_the_code_names_is_accounted_for() -> None:
     accounted = {(u.group, u.resource) for u in USED}
     missing = imported_resources() - accounted
     assert not missing, f"kq uses {sorted(missing)}: add them to USED and deploy/rbac.yaml"
+
+
+def test_every_kind_an_admission_check_controller_watches_is_informed() -> None:
+    informed = {(u.group, u.resource) for u in USED if set(INFORMED) <= set(u.verbs)}
+    for controller in check_controllers(build_plugin_manager()).values():
+        for resource in controller.WATCHES:
+            assert (resource.group, resource.plural) in informed, controller.CONTROLLER_NAME
 
 
 def test_every_enabled_job_framework_is_accounted_for() -> None:

@@ -1,0 +1,1 @@
+"""Built-in admission-check controllers, one module per ``controllerName``."""
