@@ -16,7 +16,7 @@ from typing import Any
 import pluggy
 import structlog
 
-from kq.admissionchecks.interface import AdmissionCheckController, CheckUpdate, Obj
+from kq.admissionchecks.interface import Activity, AdmissionCheckController, CheckUpdate, Obj
 from kq.admissionchecks.registry import check_controllers
 from kq.runtime.client import KubeClient
 from kq.runtime.errors import ApiError
@@ -65,9 +65,12 @@ class CheckRunner:
         informer_for: InformerFactory,
         recorder: EventRecorder,
         workers: int = 4,
+        idle: Mapping[str, Activity] | None = None,
     ) -> None:
+        """``idle``: controllers that cannot run here, with the ``Active`` their checks get."""
         self.client = client
         self._controllers = controllers
+        self._idle = dict(idle or {})
         self._recorder = recorder
         self._events: set[asyncio.Task[None]] = set()
         kinds = [ADMISSION_CHECKS, WORKLOADS]
@@ -154,10 +157,14 @@ class CheckRunner:
                 await asyncio.sleep(0.1)
 
     async def _write_activity(self, check: Obj) -> None:
-        plugin = self._controllers.get(str((check.get("spec") or {}).get("controllerName", "")))
-        if plugin is None:
+        name = str((check.get("spec") or {}).get("controllerName", ""))
+        plugin = self._controllers.get(name)
+        if plugin is not None:
+            activity = plugin.activity(check, self.context)
+        elif name in self._idle:
+            activity = self._idle[name]
+        else:
             return
-        activity = plugin.activity(check, self.context)
         current = list((check.get("status") or {}).get("conditions") or ())
         old: Obj = next((c for c in current if c.get("type") == "Active"), {})
         wanted = ("True" if activity.active else "False", activity.reason, activity.message)
@@ -254,11 +261,45 @@ def _now() -> float:
     return time.time()
 
 
+async def _not_served(client: KubeClient, resources: Iterable[Resource]) -> list[str]:
+    """The kinds among ``resources`` the API server does not serve (no CRD installed)."""
+    missing = []
+    for resource in resources:
+        path = resource.path().rsplit("/", 1)[0]
+        try:
+            listing = await client.request("GET", path)
+        except ApiError as exc:
+            if not exc.not_found:
+                raise
+            listing = {}
+        plurals = {str(item.get("name")) for item in listing.get("resources") or ()}
+        if resource.plural not in plurals:
+            missing.append(f"{resource.plural}.{resource.group or 'core'}/{resource.version}")
+    return missing
+
+
+async def served_controllers(
+    client: KubeClient, controllers: Mapping[str, AdmissionCheckController]
+) -> tuple[dict[str, AdmissionCheckController], dict[str, Activity]]:
+    """Controllers whose kinds are all served, and why each of the others cannot run."""
+    served, idle = {}, {}
+    for name, plugin in controllers.items():
+        missing = await _not_served(client, plugin.WATCHES)
+        if missing:
+            message = f"the API server does not serve {', '.join(missing)}: install the CRDs"
+            log.warning("admission check controller idle", controller=name, missing=missing)
+            idle[name] = Activity(False, "ResourcesNotServed", message)
+        else:
+            served[name] = plugin
+    return served, idle
+
+
 async def register_admission_checks(
     manager: Manager, pm: pluggy.PluginManager, namespace: str
 ) -> CheckRunner:
     """The plugins' controllers as the leader-only runnable ``admission-checks``."""
     recorder = EventRecorder(manager.client, "kq-admission-checks", namespace)
-    runner = CheckRunner(manager.client, check_controllers(pm), manager.informer, recorder)
+    served, idle = await served_controllers(manager.client, check_controllers(pm))
+    runner = CheckRunner(manager.client, served, manager.informer, recorder, idle=idle)
     manager.add(NAME, runner.run, leader_only=True)
     return runner

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import functools
-import secrets
 import time
 from datetime import UTC, datetime
 from typing import Any
@@ -33,6 +32,18 @@ def _second_stamp(second: int) -> str:
     return datetime.fromtimestamp(second, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+_last_stamp = 0
+
+
+def _stamp() -> int:
+    """Nanoseconds since the epoch, rising within the process: as client-go names Events
+    ``<object>.<hex nanoseconds>``, a list sorted by name is in the order they were made, which
+    ``kubectl describe`` relies on for events of the same second."""
+    global _last_stamp
+    _last_stamp = max(time.time_ns(), _last_stamp + 1)
+    return _last_stamp
+
+
 class EventRecorder:
     """Posts Events as ``component``; failures are logged, never raised into reconcilers."""
 
@@ -50,7 +61,7 @@ class EventRecorder:
             "apiVersion": "v1",
             "kind": "Event",
             "metadata": {
-                "name": f"{meta.get('name', 'object')}.{secrets.token_hex(8)}",
+                "name": f"{meta.get('name', 'object')}.{_stamp():x}",
                 "namespace": namespace,
             },
             "involvedObject": {

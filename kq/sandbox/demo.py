@@ -127,7 +127,9 @@ def _until(what: str, check: Callable[[], bool]) -> None:
 
 
 def _chips_in_use(kubectl: Kubectl) -> str:
-    status = json.loads(kubectl("get", "clusterqueue", "cluster-queue", "-o", "json"))["status"]
+    # The first queue status write may not have landed yet.
+    cq = json.loads(kubectl("get", "clusterqueue", "cluster-queue", "-o", "json"))
+    status = cq.get("status") or {}
     usage = status.get("flavorsUsage") or [{"resources": [{"total": "0"}]}]
     return str(usage[0]["resources"][0]["total"])
 

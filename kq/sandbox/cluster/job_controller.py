@@ -403,16 +403,18 @@ def reconcile_job(job: Obj, pods: Sequence[Obj], now: datetime) -> list[Action]:
             conditions.append(_condition("Suspended", "JobSuspended", "Job suspended", now))
             p.event("Suspended", "Job suspended")
     else:
-        if "Suspended" in types:
+        resumed = "Suspended" in types
+        if resumed:
             conditions = [c for c in conditions if c["type"] != "Suspended"]
             conditions.append(
                 _condition("Suspended", "JobResumed", "Job resumed", now, status="False")
             )
-            p.event("Resumed", "Job resumed")
             p.status["startTime"] = rfc3339(now)
         if not p.status["startTime"]:
             p.status["startTime"] = rfc3339(now)
         _manage(p, active)
+        if resumed:  # after the pods, as kube's job controller: SuccessfulCreate, then Resumed
+            p.event("Resumed", "Job resumed")
         deleted = {x.ref.name for x in p.actions if isinstance(x, Delete)}
         active = [pod for pod in active if meta(pod)["name"] not in deleted]
 
