@@ -1,7 +1,8 @@
 """``kq dev``: the embedded API server, a simulated cluster and the kq controller in one process.
 
 State lives in the data directory (``.kq/dev``) and survives restarts unless ``--fresh``.
-``kq dev node|pool fail|recover`` inject node failures into a running sandbox through its API.
+``kq dev node|pool fail|recover`` inject node failures into a running sandbox through its API;
+``kq dev provreq fail|revoke|expire`` do the same to a ProvisioningRequest.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from kq.sandbox.cluster.clock import SandboxClock, parse_rfc3339
 from kq.sandbox.cluster.driver import NODES, run_simulated_cluster, set_failure
 from kq.sandbox.cluster.podinfo import condition
 from kq.sandbox.cluster.profiles import BUILTIN, Profile, ProfileError, load_profile
+from kq.sandbox.cluster.provreq_faults import FAULTS, inject
 from kq.sandbox.webhooks import free_loopback_port, register_webhooks, wait_for_ca
 
 DEFAULT_DATA_DIR = Path(".kq/dev")
@@ -47,7 +49,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--fresh", action="store_true", help="discard state from earlier runs")
     parser.add_argument("--no-controller", action="store_true", help="do not start kq itself")
     parser.set_defaults(func=run)
-    actions = parser.add_subparsers(dest="dev_command", metavar="{node,pool}")
+    actions = parser.add_subparsers(dest="dev_command", metavar="{node,pool,provreq}")
     for what in ("node", "pool"):
         sub = actions.add_parser(what, help=f"fail or recover a {what} of a running sandbox")
         sub.add_argument("action", choices=("fail", "recover"))
@@ -59,6 +61,15 @@ def configure(parser: argparse.ArgumentParser) -> None:
             help="how the node fails: its kubelet stops, or reports not ready",
         )  # fmt: skip
         sub.set_defaults(func=run_failure)
+    sub = actions.add_parser(
+        "provreq", help="make a ProvisioningRequest fail, lose its capacity or end its booking"
+    )
+    sub.add_argument("action", choices=tuple(FAULTS))
+    sub.add_argument("name", help="ProvisioningRequest name")
+    sub.add_argument("-n", "--namespace", default="default")
+    sub.add_argument("--message", default=None, help="the condition's message")
+    sub.add_argument("--data-dir", type=Path, default=argparse.SUPPRESS, help="state directory")
+    sub.set_defaults(func=run_provreq_fault)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -97,6 +108,25 @@ async def _failure(args: argparse.Namespace) -> int:
         print(f"kq dev: no nodes in pool {args.name}", file=sys.stderr)
         return 1
     print(f"{'failed' if failed else 'recovered'}: {', '.join(names)}")
+    return 0
+
+
+def run_provreq_fault(args: argparse.Namespace) -> int:
+    return asyncio.run(_provreq_fault(args))
+
+
+async def _provreq_fault(args: argparse.Namespace) -> int:
+    kubeconfig = Path(args.data_dir) / "kubeconfig"
+    if not kubeconfig.is_file():
+        print(f"kq dev: no sandbox in {args.data_dir} (start `kq dev` first)", file=sys.stderr)
+        return 2
+    async with await KubeClient.connect(kubeconfig) as client:
+        try:
+            written = await inject(client, args.namespace, args.name, args.action, args.message)
+        except ApiError as exc:
+            print(f"kq dev: {exc}", file=sys.stderr)
+            return 1
+    print(f"{args.namespace}/{args.name}: {written['type']}=True ({written['reason']})")
     return 0
 
 
