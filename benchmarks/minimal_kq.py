@@ -1,4 +1,4 @@
-"""kq's counterpart of Kueue's ``minimalkueue``: only the admission controller, for perf runs.
+"""kq's counterpart of Kueue's ``minimalkueue``: the admission and workload controllers only.
 
 No job integrations, no webhooks, no leader election. On SIGTERM it stops and writes its
 figures as JSON: wall time since start, CPU, peak RSS, requests by method and kind,
@@ -20,8 +20,10 @@ import time
 from pathlib import Path
 
 from kq.controllers.admission import AdmissionController
+from kq.controllers.workloads import WorkloadLifecycle
 from kq.observability.logs import configure_logging
 from kq.runtime.client import ClientSettings, KubeClient
+from kq.runtime.events import EventRecorder
 from kq.scheduler.cycle import CycleResult
 
 STARTED = time.perf_counter()
@@ -36,7 +38,13 @@ async def run(kubeconfig: Path, settings: ClientSettings, stats: Path) -> None:
 
     async with await KubeClient.connect(kubeconfig, settings) as client:
         controller = AdmissionController(client, event_namespace="default", on_cycle=on_cycle)
-        task = asyncio.create_task(controller.run())
+        # Kueue's minimalkueue runs its workload controller too; so does this.
+        lifecycle = WorkloadLifecycle(client, controller.informers, EventRecorder(client))
+
+        async def both() -> None:
+            await asyncio.gather(controller.run(), lifecycle.run())
+
+        task = asyncio.create_task(both())
         loop = asyncio.get_running_loop()
         loop.add_signal_handler(signal.SIGTERM, task.cancel)
         loop.add_signal_handler(signal.SIGINT, task.cancel)
