@@ -512,3 +512,9 @@ def test_the_first_attempt_follows_the_retry_count() -> None:
     assert not may_create(None, REJECTED, workload())
     assert next_attempt(None, _state(), workload()) == 1
     assert next_attempt(None, _state(retryCount=1), workload()) == 2
+
+
+def test_a_refused_request_reports_why() -> None:
+    why = "the sandbox's autoscaler serves a and b, not c"
+    refused = request(conditions=[condition("Accepted", "False", why)])
+    assert from_request(_state(), refused, workload(), CFG) == CheckUpdate("check1", PENDING, why)

@@ -135,6 +135,17 @@ def test_no_fitting_pool_waits_indefinitely() -> None:
     assert _cond(w, "huge", "Failed") == ("True", "Expired")
 
 
+def test_an_unsupported_class_is_refused_with_the_classes_served() -> None:
+    w = _world()
+    _request(w, "odd", "best-effort-atomic-scale-up.autoscaling.x-k8s.io")
+    w.settle()
+    assert _cond(w, "odd", "Accepted") == ("False", "UnsupportedProvisioningClass")
+    message = condition(w.get("ProvisioningRequest", "odd"), "Accepted")["message"]  # type: ignore[index]
+    assert "queued-provisioning.gke.io" in message
+    assert "best-effort-atomic-scale-up.autoscaling.x-k8s.io" in message
+    assert _gpu_nodes(w) == []
+
+
 @pytest.mark.parametrize(
     ("cpu", "params", "expected"),
     [

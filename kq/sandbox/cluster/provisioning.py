@@ -190,12 +190,17 @@ def reconcile_provisioning(
     ):
         live.add(_key(request))
         klass = (request.get("spec") or {}).get("provisioningClassName")
-        if klass not in (QUEUED, CHECK_CAPACITY):
-            continue
         conds = _Conditions(request, now)
-        created = _step(
-            request, str(klass), conds, templates, nodes, pods, profile, config, actions
-        )
+        if klass in (QUEUED, CHECK_CAPACITY):
+            created = _step(
+                request, str(klass), conds, templates, nodes, pods, profile, config, actions
+            )
+        else:
+            # A real autoscaler ignores classes it does not serve; saying so tells the user
+            # what to fix (the ProvisioningRequestConfig's provisioningClassName).
+            message = f"the sandbox's autoscaler serves {QUEUED} and {CHECK_CAPACITY}, not {klass}"
+            conds.set("Accepted", "False", "UnsupportedProvisioningClass", message)
+            created = []
         nodes += created
         if conds.changed:
             actions.insert(

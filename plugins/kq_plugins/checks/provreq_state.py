@@ -160,7 +160,10 @@ def from_request(
             return None
         # Provisioned=False carries the autoscaler's progress or ETA.
         return update(current, state=PENDING, message=str(provisioned.get("message") or ""))
-    return update(current, state=PENDING, message="")
+    # Not accepted (yet): an autoscaler that refuses says why in Accepted=False.
+    refused = condition(request, ACCEPTED)
+    message = str(refused.get("message") or "") if refused is not None else ""
+    return update(current, state=PENDING, message=message)
 
 
 def _message(request: Obj, kind: str) -> str:
