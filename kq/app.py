@@ -24,7 +24,7 @@ async def install_controllers(manager: Manager, config: KqConfig) -> None:
     pm = build_plugin_manager(config.plugins)
     pm.hook.kq_configure.call_historic(kwargs={"config": config})
     register_admission(manager, config)
-    register_workload_lifecycle(manager, config.namespace)
+    register_workload_lifecycle(manager, config)
     await register_admission_checks(manager, pm, config.namespace)
     await register_job_integrations(manager, pm, config)
 

@@ -52,6 +52,8 @@ class WaitForPodsReady:
     # Upstream defaults blockAdmission to the value of enable.
     block_admission: bool = False
     requeuing_strategy: RequeuingStrategy = field(default_factory=RequeuingStrategy)
+    recovery_timeout: float | None = None
+    """How long a workload whose pods were ready may wait for a failed pod's replacement."""
 
 
 @dataclass(frozen=True)
@@ -272,7 +274,8 @@ def _plugins(section: object) -> PluginsConfig:
 
 def _wait_for_pods_ready(top: _Section) -> WaitForPodsReady:
     s = top.section(
-        "waitForPodsReady", {"enable", "timeout", "blockAdmission", "requeuingStrategy"}
+        "waitForPodsReady",
+        {"enable", "timeout", "blockAdmission", "requeuingStrategy", "recoveryTimeout"},
     )
     enable = s.flag("enable", False)
     r = s.section(
@@ -294,6 +297,7 @@ def _wait_for_pods_ready(top: _Section) -> WaitForPodsReady:
         timeout=s.duration("timeout", 300.0),
         block_admission=s.flag("blockAdmission", enable),
         requeuing_strategy=strategy,
+        recovery_timeout=s.duration("recoveryTimeout", 0.0) or None,
     )
 
 

@@ -53,6 +53,7 @@ manageJobsWithoutQueueName: true
 waitForPodsReady:
   enable: true
   timeout: 2m30s
+  recoveryTimeout: 45s
   requeuingStrategy:
     timestamp: Creation
     backoffLimitCount: 5
@@ -94,6 +95,7 @@ def test_a_kueue_configuration_is_read(tmp_path: Path) -> None:
     assert (ready.enable, ready.timeout, ready.block_admission) == (True, 150.0, True)
     assert ready.requeuing_strategy.timestamp == "Creation"
     assert ready.requeuing_strategy.backoff_limit_count == 5
+    assert ready.recovery_timeout == 45.0
     assert config.frameworks == ("batch/job", "jobset.x-k8s.io/jobset")
     assert config.fair_sharing.preemption_strategies == ("LessThanOrEqualToFinalShare",)
     assert (config.client_connection.qps, config.client_connection.burst) == (50.0, 100)

@@ -9,6 +9,7 @@ Entry point for the ``kq run`` process::
         plugins: AdmissionPlugins | None = None,
         informers: Mapping[Resource, Informer] | None = None,
         event_namespace: str = "kq-system",
+        pods_ready: WaitForPodsReady | None = None,
     ) -> None
 
 It runs until cancelled. ``is_leader`` gates every write (None: always leading); ``informers``
@@ -24,7 +25,7 @@ from collections.abc import Callable, Mapping
 
 import structlog
 
-from kq.config import PluginsConfig
+from kq.config import PluginsConfig, WaitForPodsReady
 from kq.controllers import metrics
 from kq.controllers.decisions import DecisionWriter, in_flight_bound
 from kq.controllers.feed import CoreFeed
@@ -92,16 +93,22 @@ class AdmissionController:
         informers: Mapping[Resource, Informer] | None = None,
         event_namespace: str = "kq-system",
         on_cycle: Callable[[CycleResult, float], None] | None = None,
+        pods_ready: WaitForPodsReady | None = None,
     ) -> None:
-        """``on_cycle`` sees each cycle's result and its duration in seconds (benchmarks)."""
+        """``on_cycle`` sees each cycle's result and its duration in seconds (benchmarks);
+        ``pods_ready``: the waitForPodsReady configuration, when enabled."""
         self._is_leader = _gate(is_leader)
+        self._block = pods_ready is not None and pods_ready.block_admission
         self._on_cycle = on_cycle
         plugins = plugins or load_admission_plugins(build_plugin_manager(PluginsConfig()))
         given = dict(informers or {})
         self._owned = [Informer(client, r) for r in WATCHED if r not in given]
         self.informers = {**given, **{i.resource: i for i in self._owned}}
         self._wake = asyncio.Event()
-        self.feed = CoreFeed(plugins, self.informers[WORKLOADS].store.values, self._wake.set)
+        by_eviction = pods_ready is None or pods_ready.requeuing_strategy.timestamp == "Eviction"
+        self.feed = CoreFeed(
+            plugins, self.informers[WORKLOADS].store.values, self._wake.set, by_eviction
+        )
         recorder = EventRecorder(client, "kq-admission", event_namespace)
         self.writer = WorkloadWriter(client, recorder, self._is_leader)
         self.queue_status = QueueStatusWriter(
@@ -182,6 +189,10 @@ class AdmissionController:
             self.decisions.release_evicted()
             self.decisions.write_unqueueable()
             await self.decisions.room()
+            if self._block and self.feed.not_ready:
+                # blockAdmission: nothing new starts while an admitted workload's pods are not
+                # ready; the PodsReady (or eviction) event of the last one wakes us again.
+                continue
             started = time.perf_counter()
             now = time.time()
             result = self.feed.scheduler.run_cycle(now)
@@ -239,6 +250,7 @@ async def run_admission(
     plugins: AdmissionPlugins | None = None,
     informers: Mapping[Resource, Informer] | None = None,
     event_namespace: str = "kq-system",
+    pods_ready: WaitForPodsReady | None = None,
 ) -> None:
     """Run the admission controller until cancelled (see the module docstring)."""
     controller = AdmissionController(
@@ -247,5 +259,6 @@ async def run_admission(
         plugins=plugins,
         informers=informers,
         event_namespace=event_namespace,
+        pods_ready=pods_ready,
     )
     await controller.run()

@@ -11,6 +11,7 @@ import structlog
 from kq.api.admissioncheck import parse_admission_check
 from kq.api.clusterqueue import ClusterQueue, parse_cluster_queue
 from kq.api.cohort import Cohort, parse_cohort
+from kq.api.conditions import is_true
 from kq.api.invalid import Invalid
 from kq.api.localqueue import LocalQueue, parse_local_queue
 from kq.api.priority import WORKLOAD_PRIORITY_CLASS_SOURCE
@@ -26,6 +27,7 @@ from kq.scheduler.scheduler import Scheduler
 log = structlog.get_logger("kq.controllers.feed")
 
 Object = dict[str, Any]
+PODS_READY = "PodsReady"
 
 
 class CoreFeed:
@@ -36,9 +38,14 @@ class CoreFeed:
         plugins: AdmissionPlugins,
         workloads: Callable[[], Iterable[Object]],
         on_change: Callable[[], None],
+        eviction_timestamp: bool = True,
     ) -> None:
+        """``eviction_timestamp``: a Workload evicted for PodsReady or a check queues by its
+        eviction time (waitForPodsReady ``requeuingStrategy.timestamp: Eviction``)."""
         self.cache = Cache()
-        self.queues = QueueManager(plugins.strategies)
+        self.queues = QueueManager(plugins.strategies, eviction_timestamp)
+        self.not_ready: set[str] = set()
+        """Admitted workloads whose pods are not ready yet (waitForPodsReady blockAdmission)."""
         self.scheduler = Scheduler(self.cache, self.queues, plugins)
         self.invalid_cluster_queues: dict[str, Invalid] = {}
         self.unqueueable: dict[str, str] = {}
@@ -166,6 +173,7 @@ class CoreFeed:
         if change.type is EventType.DELETED:
             self.unqueueable.pop(key, None)
             self.to_release.discard(key)
+            self.not_ready.discard(key)
             self.scheduler.workload_deleted(key)
         else:
             self._workload(change.obj)
@@ -195,6 +203,10 @@ class CoreFeed:
         if isinstance(parsed, Invalid):
             log.warning("workload ignored", workload=key, message=parsed.message)
             return
+        if parsed.is_admitted and not is_true(parsed.conditions, PODS_READY):
+            self.not_ready.add(key)
+        else:
+            self.not_ready.discard(key)
         why = self.scheduler.workload_changed(self._with_priority(parsed, obj))
         if why is None:
             self.unqueueable.pop(key, None)

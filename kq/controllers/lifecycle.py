@@ -12,6 +12,7 @@ from typing import Any
 
 from kq.api.timestamps import parse_time
 from kq.api.workload import ADMITTED, EVICTED, FINISHED, QUOTA_RESERVED, REQUEUED
+from kq.config import WaitForPodsReady
 from kq.controllers.patches import conditions_of, find, is_true, merge_conditions
 from kq.workload import checks
 from kq.workload.status import condition, rfc3339
@@ -22,6 +23,8 @@ DEACTIVATION_TARGET = "DeactivationTarget"
 DEACTIVATED = "Deactivated"
 BY_ADMISSION_CHECK = "AdmissionCheck"
 PODS_READY_TIMEOUT = "PodsReadyTimeout"
+PODS_READY = "PodsReady"
+REQUEUING_LIMIT = "RequeuingLimitExceeded"
 _BACKOFF_REASONS = (BY_ADMISSION_CHECK, PODS_READY_TIMEOUT)
 
 
@@ -53,9 +56,15 @@ class Wait:
 Step = Write | Wait | None
 
 
-def next_step(obj: Mapping[str, Any], required: Collection[str] | None, now: float) -> Step:
+def next_step(
+    obj: Mapping[str, Any],
+    required: Collection[str] | None,
+    now: float,
+    pods_ready: WaitForPodsReady | None = None,
+) -> Step:
     """The one thing to do now; ``required``: the checks its ClusterQueue asks of its
-    admission (``None`` while that ClusterQueue is unknown)."""
+    admission (``None`` while that ClusterQueue is unknown); ``pods_ready``: the
+    waitForPodsReady configuration, when enabled."""
     current = conditions_of(obj)
     if is_true(current, FINISHED):
         return None
@@ -73,7 +82,10 @@ def next_step(obj: Mapping[str, Any], required: Collection[str] | None, now: flo
     reserved = status.get("admission") is not None and is_true(current, QUOTA_RESERVED)
     if not reserved:
         return _requeue(obj, current, requeue_at, now)
-    return _reserved(obj, current, states, required, now)
+    step = _reserved(obj, current, states, required, now)
+    if step is None and pods_ready is not None:
+        return _pods_ready_timeout(obj, current, states, pods_ready, now)
+    return step
 
 
 def _requeue_at(status: Mapping[str, Any]) -> float | None:
@@ -189,3 +201,42 @@ def _evict(
         events=(Event(f"EvictedDueTo{reason}", message),),
         evicted=reason,
     )
+
+
+def _pods_ready_timeout(
+    obj: Mapping[str, Any],
+    current: list[Object],
+    states: list[checks.State],
+    config: WaitForPodsReady,
+    now: float,
+) -> Step:
+    """An admitted Workload whose pods are not ready in time is evicted and backs off, or,
+    past ``backoffLimitCount`` requeues, deactivated (Kueue's ``reconcileNotReadyTimeout``)."""
+    if not is_true(current, ADMITTED) or is_true(current, EVICTED):
+        return None
+    ready = find(current, PODS_READY) or {}
+    if ready.get("status") == "True":
+        return None
+    if ready.get("reason") in (None, "WaitForStart", "PodsReady"):
+        since, timeout = find(current, ADMITTED) or {}, config.timeout
+    elif ready.get("reason") == "WaitForRecovery" and config.recovery_timeout is not None:
+        since, timeout = ready, config.recovery_timeout
+    else:
+        return None
+    started = parse_time(since.get("lastTransitionTime")) or now
+    if started + timeout > now:
+        return Wait(started + timeout - now)
+    strategy = config.requeuing_strategy
+    requeue = obj["status"].get("requeueState") or {}
+    count = int(requeue.get("count") or 0) + 1
+    limit = strategy.backoff_limit_count
+    if limit is not None and count > limit:
+        message = "exceeding the maximum number of re-queuing retries"
+        target = condition(DEACTIVATION_TARGET, True, REQUEUING_LIMIT, message, now)
+        return Write({"status": {"conditions": merge_conditions(current, [target])}})
+    meta = obj.get("metadata") or {}
+    message = f"Exceeded the PodsReady timeout {meta.get('namespace')}/{meta.get('name')}"
+    step = _evict(current, states, PODS_READY_TIMEOUT, message, now)
+    delay = checks.backoff(count, strategy.backoff_base_seconds, strategy.backoff_max_seconds)
+    step.patch["status"]["requeueState"] = {"count": count, "requeueAt": rfc3339(now + delay)}
+    return step

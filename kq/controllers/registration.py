@@ -17,6 +17,7 @@ def register_admission(manager: Manager, config: KqConfig) -> None:
     """
     informers = {resource: manager.informer(resource) for resource in WATCHED}
     plugins = load_admission_plugins(build_plugin_manager(config.plugins))
+    pods_ready = config.wait_for_pods_ready
 
     async def start() -> None:
         await run_admission(
@@ -24,6 +25,7 @@ def register_admission(manager: Manager, config: KqConfig) -> None:
             plugins=plugins,
             informers=informers,
             event_namespace=config.namespace,
+            pods_ready=pods_ready if pods_ready.enable else None,
         )
 
     manager.add("admission", start, leader_only=True)

@@ -19,6 +19,7 @@ from typing import Any
 import structlog
 
 from kq.api.clusterqueue import ClusterQueue, parse_cluster_queue
+from kq.config import KqConfig, WaitForPodsReady
 from kq.controllers.lifecycle import Wait, Write, next_step
 from kq.observability import metrics
 from kq.runtime.client import KubeClient
@@ -46,8 +47,11 @@ class WorkloadLifecycle:
         informers: Mapping[Resource, Informer],
         recorder: EventRecorder,
         workers: int = 4,
+        pods_ready: WaitForPodsReady | None = None,
     ) -> None:
+        """``pods_ready``: the waitForPodsReady configuration, when enabled."""
         self._client = client
+        self._pods_ready = pods_ready
         self._recorder = recorder
         self._informers = informers
         self._workloads = informers[WORKLOADS].store
@@ -91,11 +95,14 @@ class WorkloadLifecycle:
             return True
         if _admission(obj).get("clusterQueue") in self._with_checks:
             return True
-        return any(
-            c.get("type") == "DeactivationTarget"
-            or (c.get("type") == "Requeued" and c.get("status") == "False")
-            for c in status.get("conditions") or ()
-        )
+        conditions = {c.get("type"): c.get("status") for c in status.get("conditions") or ()}
+        if (
+            self._pods_ready is not None
+            and conditions.get("Admitted") == "True"
+            and conditions.get("PodsReady") != "True"
+        ):
+            return True
+        return "DeactivationTarget" in conditions or conditions.get("Requeued") == "False"
 
     def _required(self, obj: Object) -> tuple[str, ...] | None:
         admission = _admission(obj)
@@ -115,7 +122,7 @@ class WorkloadLifecycle:
         obj = self._workloads.get(key)
         if obj is None:
             return Result()
-        step = next_step(obj, self._required(obj), time.time())
+        step = next_step(obj, self._required(obj), time.time(), self._pods_ready)
         if isinstance(step, Wait):
             return Result(requeue_after=step.seconds)
         if isinstance(step, Write):
@@ -158,10 +165,13 @@ def _count(obj: Object, step: Write) -> None:
         metrics.evicted_workloads_total.labels(cq, reason).inc()
 
 
-def register_workload_lifecycle(manager: Manager, namespace: str) -> WorkloadLifecycle:
+def register_workload_lifecycle(manager: Manager, config: KqConfig) -> WorkloadLifecycle:
     """Share the manager's informers; the controller writes only while this replica leads."""
     informers = {resource: manager.informer(resource) for resource in WATCHED}
-    recorder = EventRecorder(manager.client, "kq-workload", namespace)
-    lifecycle = WorkloadLifecycle(manager.client, informers, recorder)
+    recorder = EventRecorder(manager.client, "kq-workload", config.namespace)
+    pods_ready = config.wait_for_pods_ready
+    lifecycle = WorkloadLifecycle(
+        manager.client, informers, recorder, pods_ready=pods_ready if pods_ready.enable else None
+    )
     manager.add(NAME, lifecycle.run, leader_only=True)
     return lifecycle

@@ -105,3 +105,9 @@ def retry_time(current: Iterable[State]) -> float | None:
             continue
         latest = max(latest or 0.0, since + float(delay))
     return latest
+
+
+def backoff(attempt: int, base: float, cap: float) -> float:
+    """Kueue's requeue back-off: ``base·2^(attempt-1)`` seconds, at most ``cap``, whole seconds
+    (its jitter of 0.01 % is below a second for any sane base)."""
+    return float(int(min(base * 2 ** (attempt - 1), cap)))

@@ -9,7 +9,6 @@ reasons and messages.
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 from collections.abc import AsyncIterator, Iterator
@@ -34,7 +33,7 @@ from tests.controllers.helpers import (
     workload,
 )
 from tests.harness import REPO, Cluster
-from tests.runtime.test_integration import free_port
+from tests.kqrun import kq_run as run_kq
 
 APPROVAL = REPO / "examples" / "kq-check-approval"
 CONTROLLER = "approval.kq.example/manual"
@@ -61,28 +60,9 @@ def kq_run(
     """One ``kq run`` with the approval plugin for this module's tests, on this backend."""
     workdir = tmp_path_factory.mktemp("kq-run")
     ns = f"kq-system-{suffix()}"
-    cache = workdir / "cache"
-    apply(cluster, cache, namespace(ns))
-    config = workdir / "config.yaml"
-    config.write_text(
-        f"namespace: {ns}\nhealth:\n  healthProbeBindAddress: 127.0.0.1:{free_port()}\n"
-        f"metrics:\n  bindAddress: ''\n"
-        f"webhook:\n  port: {free_port()}\n  certDir: {workdir / 'certs'}\n"
-    )
-    log = workdir / "kq.log"
-    env = {**os.environ, "PYTHONPATH": str(approval_site), "OTEL_SDK_DISABLED": "true"}
-    env.pop("KQ_DISABLE_PLUGINS", None)
-    with log.open("wb") as out:
-        process = subprocess.Popen(
-            [sys.executable, "-m", "kq", "run", "--config", str(config),
-             "--kubeconfig", str(cluster.kubeconfig)],
-            stdout=out, stderr=subprocess.STDOUT, cwd=REPO, env=env,
-        )  # fmt: skip
-    try:
+    apply(cluster, workdir / "cache", namespace(ns))
+    with run_kq(cluster, workdir, ns, pythonpath=approval_site) as log:
         yield log
-    finally:
-        process.kill()
-        process.wait()
 
 
 @pytest.fixture

@@ -8,6 +8,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from kq.config import RequeuingStrategy, WaitForPodsReady
 from kq.controllers.lifecycle import Wait, Write, next_step
 from kq.workload.status import rfc3339
 
@@ -210,3 +211,60 @@ def test_steps_converge_and_never_admit_with_a_check_not_ready(
             assert {s["name"] for s in obj["status"]["admissionChecks"]} == set(required)
     else:
         raise AssertionError(f"no fixed point after 10 writes: {obj}")
+
+
+# -- waitForPodsReady ------------------------------------------------------------------------
+
+PODS_READY = WaitForPodsReady(
+    enable=True,
+    timeout=300,
+    recovery_timeout=30,
+    requeuing_strategy=RequeuingStrategy(backoff_limit_count=2, backoff_base_seconds=10),
+)
+
+
+def admitted(pods_ready: dict[str, Any] | None = None, **status: Any) -> dict[str, Any]:
+    obj = reserved(admitted=True, **status)
+    obj["status"]["conditions"][1] = cond("Admitted", "True", "Admitted")
+    if pods_ready is not None:
+        obj["status"]["conditions"].append(pods_ready)
+    return obj
+
+
+def test_pods_not_ready_in_time_evict_with_back_off() -> None:
+    obj = admitted()
+    assert next_step(obj, (), NOW, PODS_READY) == Wait(240)
+    step = next_step(obj, (), NOW + 240, PODS_READY)
+    assert isinstance(step, Write)
+    evicted = types(step)["Evicted"]
+    assert (evicted["reason"], evicted["message"]) == (
+        "PodsReadyTimeout", "Exceeded the PodsReady timeout ns/w",
+    )  # fmt: skip
+    assert step.patch["status"]["requeueState"] == {"count": 1, "requeueAt": rfc3339(NOW + 250)}
+    again = admitted(requeueState={"count": 1})
+    step = next_step(again, (), NOW + 240, PODS_READY)
+    assert isinstance(step, Write)
+    assert step.patch["status"]["requeueState"] == {"count": 2, "requeueAt": rfc3339(NOW + 260)}
+
+
+def test_past_the_requeue_limit_it_is_deactivated() -> None:
+    step = next_step(admitted(requeueState={"count": 2}), (), NOW + 240, PODS_READY)
+    assert isinstance(step, Write)
+    target = types(step)["DeactivationTarget"]
+    assert (target["reason"], target["message"]) == (
+        "RequeuingLimitExceeded", "exceeding the maximum number of re-queuing retries",
+    )  # fmt: skip
+
+
+def test_ready_pods_and_recovery() -> None:
+    assert (
+        next_step(admitted(cond("PodsReady", "True", "Started")), (), NOW + 999, PODS_READY) is None
+    )
+    # Recovery is timed from the PodsReady transition (T0 = NOW - 60), with its own timeout.
+    recovering = admitted(cond("PodsReady", "False", "WaitForRecovery"))
+    assert next_step(recovering, (), NOW - 40, PODS_READY) == Wait(10)
+    step = next_step(recovering, (), NOW, PODS_READY)
+    assert isinstance(step, Write)
+    assert types(step)["Evicted"]["reason"] == "PodsReadyTimeout"
+    without_recovery = WaitForPodsReady(enable=True, timeout=300)
+    assert next_step(recovering, (), NOW + 999, without_recovery) is None

@@ -74,10 +74,17 @@ def test_admit_sets_admission_and_resets_a_past_eviction() -> None:
     assert evicted["message"] == "Previously: why"
 
 
-def test_admit_with_checks_reserves_quota_only() -> None:
+def test_admit_with_checks_reserves_quota_and_lists_the_checks_pending() -> None:
     admission = Admission("cq", (PodSetAssignment("main", {"cpu": "rf"}, {"cpu": 1000}, 1),))
-    patch = admit_patch(wl(), Admit("ns/w", admission, False, ("prov",)), NOW)
-    assert set(types(patch)) == {"QuotaReserved"}
+    patch = admit_patch(wl(), Admit("ns/w", admission, False, ("b-check", "a-check")), NOW)
+    got = types(patch)
+    assert got["QuotaReserved"][:2] == ("True", "QuotaReserved")
+    assert got["Admitted"][:2] == ("False", "UnsatisfiedAdmissionChecks")
+    states = patch["status"]["admissionChecks"]
+    assert [(s["name"], s["state"]) for s in states] == [
+        ("a-check", "Pending"),
+        ("b-check", "Pending"),
+    ]
 
 
 def test_pending_is_written_only_when_the_words_change() -> None:

@@ -46,7 +46,10 @@ def test_admitted_status_has_the_admission_shape_and_both_conditions() -> None:
     ]
     assert status["conditions"][0]["lastTransitionTime"] == "2026-01-01T00:00:00Z"
     with_checks = admitted_status(admission, ("prov",), NOW)
-    assert [c["type"] for c in with_checks["conditions"]] == ["QuotaReserved"]
+    assert [(c["type"], c["status"]) for c in with_checks["conditions"]] == [
+        ("QuotaReserved", "True"),
+        ("Admitted", "False"),
+    ]
 
 
 def test_pending_and_preempted_conditions() -> None:

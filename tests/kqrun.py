@@ -1,0 +1,53 @@
+"""``kq run`` as a real process against a test cluster, as it runs in a cluster."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from tests.harness import REPO, Cluster
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@contextmanager
+def kq_run(
+    cluster: Cluster,
+    workdir: Path,
+    namespace: str,
+    extra_config: str = "",
+    pythonpath: Path | None = None,
+) -> Iterator[Path]:
+    """Run ``kq run`` until the block ends; yields its log file. ``namespace`` must exist."""
+    workdir.mkdir(parents=True, exist_ok=True)
+    config = workdir / "config.yaml"
+    config.write_text(
+        f"namespace: {namespace}\nhealth:\n  healthProbeBindAddress: 127.0.0.1:{free_port()}\n"
+        f"metrics:\n  bindAddress: ''\n"
+        f"webhook:\n  port: {free_port()}\n  certDir: {workdir / 'certs'}\n{extra_config}"
+    )
+    log = workdir / "kq.log"
+    env = {**os.environ, "OTEL_SDK_DISABLED": "true"}
+    if pythonpath is not None:
+        env["PYTHONPATH"] = str(pythonpath)
+    env.pop("KQ_DISABLE_PLUGINS", None)
+    with log.open("wb") as out:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "kq", "run", "--config", str(config),
+             "--kubeconfig", str(cluster.kubeconfig)],
+            stdout=out, stderr=subprocess.STDOUT, cwd=REPO, env=env,
+        )  # fmt: skip
+    try:
+        yield log
+    finally:
+        process.kill()
+        process.wait()
