@@ -29,7 +29,7 @@ from tests.controllers.helpers import (
     suffix,
     workload,
 )
-from tests.harness import Cluster
+from tests.harness import Cluster, embedded_apiserver
 from tests.kqrun import kq_run
 
 pytestmark = pytest.mark.slow
@@ -42,6 +42,23 @@ CONFIG = """waitForPodsReady:
     backoffLimitCount: 1
     backoffBaseSeconds: 1
 """
+
+
+@pytest.fixture(scope="module")
+def cluster(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Cluster]:
+    """A cluster of this module's own: blockAdmission and the timeout act cluster-wide, and
+    the shared cluster holds other tests' admitted Workloads, none of whose pods get ready."""
+    workdir = tmp_path_factory.mktemp(f"pods-ready-{request.param}")
+    if request.param == "embedded":
+        with embedded_apiserver(workdir) as handle:
+            yield handle
+    else:
+        from tests.realk8s.plane import real_control_plane
+
+        with real_control_plane(workdir) as plane:
+            yield Cluster("real", plane.kubeconfig, plane.server)
 
 
 @pytest.fixture(scope="module")
