@@ -7,64 +7,26 @@ the I/O side writes it and the watch event of that write brings the next call.
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from kq.api.timestamps import parse_time
 from kq.api.workload import ADMITTED, EVICTED, FINISHED, QUOTA_RESERVED, REQUEUED
-from kq.config import WaitForPodsReady
+from kq.controllers import timeouts
 from kq.controllers.patches import conditions_of, find, is_true, merge_conditions
+from kq.controllers.steps import DEACTIVATION_TARGET, Event, Facts, Step, Wait, Write, evict
 from kq.workload import checks
 from kq.workload.status import condition, rfc3339
 
 Object = dict[str, Any]
 
-DEACTIVATION_TARGET = "DeactivationTarget"
 DEACTIVATED = "Deactivated"
 BY_ADMISSION_CHECK = "AdmissionCheck"
 PODS_READY_TIMEOUT = "PodsReadyTimeout"
-PODS_READY = "PodsReady"
-REQUEUING_LIMIT = "RequeuingLimitExceeded"
 _BACKOFF_REASONS = (BY_ADMISSION_CHECK, PODS_READY_TIMEOUT)
 
 
-@dataclass(frozen=True, slots=True)
-class Event:
-    reason: str
-    message: str
-    warning: bool = False
-
-
-@dataclass(frozen=True, slots=True)
-class Write:
-    """A merge patch of ``/status`` (or of the object itself) and the Events that follow it."""
-
-    patch: Object
-    status: bool = True
-    events: tuple[Event, ...] = ()
-    admitted_after: float | None = None
-    """Set when the write admits: seconds since quota was reserved (for the metrics)."""
-    evicted: str | None = None
-    """Set when the write evicts: the eviction reason (for the metrics)."""
-
-
-@dataclass(frozen=True, slots=True)
-class Wait:
-    seconds: float
-
-
-Step = Write | Wait | None
-
-
-def next_step(
-    obj: Mapping[str, Any],
-    required: Collection[str] | None,
-    now: float,
-    pods_ready: WaitForPodsReady | None = None,
-) -> Step:
-    """The one thing to do now; ``required``: the checks its ClusterQueue asks of its
-    admission (``None`` while that ClusterQueue is unknown); ``pods_ready``: the
-    waitForPodsReady configuration, when enabled."""
+def next_step(obj: Mapping[str, Any], facts: Facts, now: float) -> Step:
+    """The one thing to do now."""
     current = conditions_of(obj)
     if is_true(current, FINISHED):
         return None
@@ -81,11 +43,11 @@ def next_step(
         return Write({"spec": {"active": False}}, status=False)
     reserved = status.get("admission") is not None and is_true(current, QUOTA_RESERVED)
     if not reserved:
-        return _requeue(obj, current, requeue_at, now)
-    step = _reserved(obj, current, states, required, now)
-    if step is None and pods_ready is not None:
-        return _pods_ready_timeout(obj, current, states, pods_ready, now)
-    return step
+        return _requeue(obj, current, requeue_at, facts, now)
+    step = _reserved(obj, current, states, facts.required, now)
+    if step is not None or is_true(current, EVICTED) or not is_true(current, ADMITTED):
+        return step
+    return _stopped(current, states, facts, now) or timeouts.admitted(obj, current, facts, now)
 
 
 def _requeue_at(status: Mapping[str, Any]) -> float | None:
@@ -93,15 +55,35 @@ def _requeue_at(status: Mapping[str, Any]) -> float | None:
 
 
 def _requeue(
-    obj: Mapping[str, Any], current: list[Object], requeue_at: float | None, now: float
+    obj: Mapping[str, Any],
+    current: list[Object],
+    requeue_at: float | None,
+    facts: Facts,
+    now: float,
 ) -> Step:
-    """Back-off over: the Workload may enter its queue again (``Requeued=True``)."""
+    """Back-off over, reactivated or its queue restarted: the Workload may queue again."""
     requeued = find(current, REQUEUED) or {}
     if requeued.get("status") != "False":
         return None
     reason = str(requeued.get("reason", ""))
-    if reason.startswith(DEACTIVATED):
-        update = condition(REQUEUED, True, "Reactivated", "The workload was reactivated", now)
+    restarted = {
+        DEACTIVATED: ("Reactivated", "The workload was reactivated"),
+        "ClusterQueueStopped": (
+            "ClusterQueueRestarted",
+            "The ClusterQueue was restarted after being stopped",
+        ),
+        "LocalQueueStopped": (
+            "LocalQueueRestarted",
+            "The LocalQueue was restarted after being stopped",
+        ),
+    }
+    key = DEACTIVATED if reason.startswith(DEACTIVATED) else reason
+    stopped = {
+        "ClusterQueueStopped": facts.cluster_queue_stop,
+        "LocalQueueStopped": facts.local_queue_stop,
+    }
+    if key in restarted and stopped.get(key, "None") == "None":
+        update = condition(REQUEUED, True, *restarted[key], now)
         return Write({"status": {"conditions": merge_conditions(current, [update])}})
     if reason not in _BACKOFF_REASONS:
         return None
@@ -141,7 +123,7 @@ def _reserved(
     retry = checks.in_state(states, checks.RETRY)
     if retry:
         message = f"Evicted due to {checks.checks_message(retry, checks.RETRY)}"
-        return _evict(current, states, BY_ADMISSION_CHECK, message, now)
+        return evict(current, states, BY_ADMISSION_CHECK, message, now)
     return None
 
 
@@ -170,73 +152,17 @@ def _inactive(
         if target is not None:
             reason = f"{DEACTIVATED}DueTo{target.get('reason', '')}"
             message = f"{message} due to {target.get('message', '')}"
-        return _evict(current, states, reason, message, now, clear=True)
+        return evict(current, states, reason, message, now, clear=True)
     if target is not None or status.get("requeueState") is not None:
         kept = [c for c in current if c.get("type") != DEACTIVATION_TARGET]
         return Write({"status": {"conditions": kept, "requeueState": None}})
     return None
 
 
-def _evict(
-    current: list[Object],
-    states: list[checks.State],
-    reason: str,
-    message: str,
-    now: float,
-    *,
-    clear: bool = False,
-) -> Write:
-    """``Evicted=True`` with every check back to Pending, as Kueue's ``prepareForEviction``;
-    ``clear`` also drops the deactivation target and the back-off (deactivation)."""
-    if clear:
-        current = [c for c in current if c.get("type") != DEACTIVATION_TARGET]
-    evicted = condition(EVICTED, True, reason, message, now)
-    patch: Object = {"conditions": merge_conditions(current, [evicted])}
-    if states:
-        patch["admissionChecks"] = checks.reset_on_eviction(states, now)
-    if clear:
-        patch["requeueState"] = None
-    return Write(
-        {"status": patch},
-        events=(Event(f"EvictedDueTo{reason}", message),),
-        evicted=reason,
-    )
-
-
-def _pods_ready_timeout(
-    obj: Mapping[str, Any],
-    current: list[Object],
-    states: list[checks.State],
-    config: WaitForPodsReady,
-    now: float,
-) -> Step:
-    """An admitted Workload whose pods are not ready in time is evicted and backs off, or,
-    past ``backoffLimitCount`` requeues, deactivated (Kueue's ``reconcileNotReadyTimeout``)."""
-    if not is_true(current, ADMITTED) or is_true(current, EVICTED):
-        return None
-    ready = find(current, PODS_READY) or {}
-    if ready.get("status") == "True":
-        return None
-    if ready.get("reason") in (None, "WaitForStart", "PodsReady"):
-        since, timeout = find(current, ADMITTED) or {}, config.timeout
-    elif ready.get("reason") == "WaitForRecovery" and config.recovery_timeout is not None:
-        since, timeout = ready, config.recovery_timeout
-    else:
-        return None
-    started = parse_time(since.get("lastTransitionTime")) or now
-    if started + timeout > now:
-        return Wait(started + timeout - now)
-    strategy = config.requeuing_strategy
-    requeue = obj["status"].get("requeueState") or {}
-    count = int(requeue.get("count") or 0) + 1
-    limit = strategy.backoff_limit_count
-    if limit is not None and count > limit:
-        message = "exceeding the maximum number of re-queuing retries"
-        target = condition(DEACTIVATION_TARGET, True, REQUEUING_LIMIT, message, now)
-        return Write({"status": {"conditions": merge_conditions(current, [target])}})
-    meta = obj.get("metadata") or {}
-    message = f"Exceeded the PodsReady timeout {meta.get('namespace')}/{meta.get('name')}"
-    step = _evict(current, states, PODS_READY_TIMEOUT, message, now)
-    delay = checks.backoff(count, strategy.backoff_base_seconds, strategy.backoff_max_seconds)
-    step.patch["status"]["requeueState"] = {"count": count, "requeueAt": rfc3339(now + delay)}
-    return step
+def _stopped(current: list[Object], states: list[checks.State], facts: Facts, now: float) -> Step:
+    """``stopPolicy: HoldAndDrain`` evicts what its queue admitted (``Hold`` only holds)."""
+    if facts.local_queue_stop == "HoldAndDrain":
+        return evict(current, states, "LocalQueueStopped", "The LocalQueue is stopped", now)
+    if facts.cluster_queue_stop == "HoldAndDrain":
+        return evict(current, states, "ClusterQueueStopped", "The ClusterQueue is stopped", now)
+    return None

@@ -20,7 +20,8 @@ import structlog
 
 from kq.api.clusterqueue import ClusterQueue, parse_cluster_queue
 from kq.config import KqConfig, WaitForPodsReady
-from kq.controllers.lifecycle import Wait, Write, next_step
+from kq.controllers.lifecycle import next_step
+from kq.controllers.steps import Facts, Wait, Write
 from kq.observability import metrics
 from kq.runtime.client import KubeClient
 from kq.runtime.errors import ApiError
@@ -28,13 +29,13 @@ from kq.runtime.events import NORMAL, WARNING, EventRecorder
 from kq.runtime.informer import Informer
 from kq.runtime.manager import Manager
 from kq.runtime.reconciler import Controller, Result
-from kq.runtime.resources import CLUSTER_QUEUES, WORKLOADS, Resource
+from kq.runtime.resources import CLUSTER_QUEUES, LOCAL_QUEUES, WORKLOADS, Resource
 from kq.runtime.store import Change, EventType, object_key
 
 log = structlog.get_logger("kq.controllers.workloads")
 
 Object = dict[str, Any]
-WATCHED = (CLUSTER_QUEUES, WORKLOADS)
+WATCHED = (CLUSTER_QUEUES, LOCAL_QUEUES, WORKLOADS)
 NAME = "workload-lifecycle"
 
 
@@ -55,10 +56,14 @@ class WorkloadLifecycle:
         self._recorder = recorder
         self._informers = informers
         self._workloads = informers[WORKLOADS].store
+        self._local_queues = informers[LOCAL_QUEUES].store
         # ClusterQueues with admission checks, parsed: the others need no look.
         self._with_checks: dict[str, ClusterQueue] = {}
+        # stopPolicy of stopped ClusterQueues (by name) and LocalQueues (namespace/name).
+        self._stopped: dict[str, str] = {}
         self.controller = Controller(NAME, self, workers=workers)
         informers[CLUSTER_QUEUES].add_handler(self._cluster_queue)
+        informers[LOCAL_QUEUES].add_handler(self._local_queue)
         informers[WORKLOADS].add_handler(self._workload)
 
     async def run(self) -> None:
@@ -76,33 +81,79 @@ class WorkloadLifecycle:
         if live and isinstance(parsed, ClusterQueue) and parsed.admission_checks:
             self._with_checks[name] = parsed
         new = self._with_checks.get(name)
-        if (old and (old.admission_checks, old.check_flavors)) != (
+        checks_moved = (old and (old.admission_checks, old.check_flavors)) != (
             new and (new.admission_checks, new.check_flavors)
-        ):
+        )
+        if self._stop_moved(name, change) or checks_moved:
             for obj in self._workloads.values():
-                if _admission(obj).get("clusterQueue") == name:
+                if self._cluster_queue_of(obj) == name:
                     self.controller.queue.add(object_key(obj))
+
+    def _local_queue(self, change: Change) -> None:
+        key = object_key(change.obj)
+        if self._stop_moved(key, change):
+            namespace, name = key.split("/", 1)
+            for obj in self._workloads.values():
+                meta, spec = obj["metadata"], obj.get("spec") or {}
+                if meta.get("namespace") == namespace and spec.get("queueName") == name:
+                    self.controller.queue.add(object_key(obj))
+
+    def _stop_moved(self, key: str, change: Change) -> bool:
+        """Record a queue's ``stopPolicy``; whether it changed."""
+        policy = "None"
+        if change.type is not EventType.DELETED:
+            policy = str((change.obj.get("spec") or {}).get("stopPolicy") or "None")
+        old = self._stopped.pop(key, "None")
+        if policy != "None":
+            self._stopped[key] = policy
+        return old != policy
+
+    def _cluster_queue_of(self, obj: Object) -> str | None:
+        name = _admission(obj).get("clusterQueue")
+        if name is not None:
+            return str(name)
+        meta = obj["metadata"]
+        lq = self._local_queues.get(
+            f"{meta.get('namespace')}/{(obj.get('spec') or {}).get('queueName')}"
+        )
+        return None if lq is None else (lq.get("spec") or {}).get("clusterQueue")
 
     def _workload(self, change: Change) -> None:
         if change.type is not EventType.DELETED and self._concerns(change.obj):
             self.controller.queue.add(object_key(change.obj))
 
     def _concerns(self, obj: Object) -> bool:
-        status = obj.get("status") or {}
+        status, spec = obj.get("status") or {}, obj.get("spec") or {}
         if status.get("admissionChecks") or status.get("requeueState"):
             return True
-        if (obj.get("spec") or {}).get("active") is False:
+        if spec.get("active") is False:
             return True
-        if _admission(obj).get("clusterQueue") in self._with_checks:
+        admission = _admission(obj)
+        if admission.get("clusterQueue") in self._with_checks:
             return True
         conditions = {c.get("type"): c.get("status") for c in status.get("conditions") or ()}
-        if (
-            self._pods_ready is not None
-            and conditions.get("Admitted") == "True"
-            and conditions.get("PodsReady") != "True"
-        ):
+        if "DeactivationTarget" in conditions or conditions.get("Requeued") == "False":
             return True
-        return "DeactivationTarget" in conditions or conditions.get("Requeued") == "False"
+        if conditions.get("Admitted") != "True":
+            return False
+        if self._pods_ready is not None and conditions.get("PodsReady") != "True":
+            return True
+        lq = f"{obj['metadata'].get('namespace')}/{spec.get('queueName')}"
+        return (
+            spec.get("maximumExecutionTimeSeconds") is not None
+            or admission.get("clusterQueue") in self._stopped
+            or lq in self._stopped
+        )
+
+    def _facts(self, obj: Object) -> Facts:
+        cq = self._cluster_queue_of(obj)
+        lq = f"{obj['metadata'].get('namespace')}/{(obj.get('spec') or {}).get('queueName')}"
+        return Facts(
+            required=self._required(obj),
+            pods_ready=self._pods_ready,
+            cluster_queue_stop=self._stopped.get(cq or "", "None"),
+            local_queue_stop=self._stopped.get(lq, "None"),
+        )
 
     def _required(self, obj: Object) -> tuple[str, ...] | None:
         admission = _admission(obj)
@@ -122,7 +173,7 @@ class WorkloadLifecycle:
         obj = self._workloads.get(key)
         if obj is None:
             return Result()
-        step = next_step(obj, self._required(obj), time.time(), self._pods_ready)
+        step = next_step(obj, self._facts(obj), time.time())
         if isinstance(step, Wait):
             return Result(requeue_after=step.seconds)
         if isinstance(step, Write):

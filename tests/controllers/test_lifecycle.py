@@ -9,7 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kq.config import RequeuingStrategy, WaitForPodsReady
-from kq.controllers.lifecycle import Wait, Write, next_step
+from kq.controllers.lifecycle import next_step
+from kq.controllers.steps import Facts, Wait, Write
 from kq.workload.status import rfc3339
 
 NOW = 1_767_225_600.0  # 2026-01-01T00:00:00Z
@@ -47,18 +48,18 @@ def types(step: Write) -> dict[str, dict[str, Any]]:
 
 
 def test_missing_checks_are_added_pending_and_extra_ones_dropped() -> None:
-    step = next_step(reserved(check("old", "Ready")), ("b", "a"), NOW)
+    step = next_step(reserved(check("old", "Ready")), Facts(("b", "a")), NOW)
     assert isinstance(step, Write)
     states = step.patch["status"]["admissionChecks"]
     assert [(s["name"], s["state"]) for s in states] == [("a", "Pending"), ("b", "Pending")]
 
 
 def test_unknown_cluster_queue_decides_nothing() -> None:
-    assert next_step(reserved(), None, NOW) is None
+    assert next_step(reserved(), Facts(None), NOW) is None
 
 
 def test_all_ready_admits_with_kueues_words_and_wait() -> None:
-    step = next_step(reserved(check("a", "Ready")), ("a",), NOW)
+    step = next_step(reserved(check("a", "Ready")), Facts(("a",)), NOW)
     assert isinstance(step, Write)
     admitted = types(step)["Admitted"]
     assert (admitted["status"], admitted["reason"], admitted["message"]) == (
@@ -72,16 +73,19 @@ def test_all_ready_admits_with_kueues_words_and_wait() -> None:
 
 
 def test_pending_check_leaves_it_be() -> None:
-    assert next_step(reserved(check("a", "Pending"), check("b", "Ready")), ("a", "b"), NOW) is None
+    assert (
+        next_step(reserved(check("a", "Pending"), check("b", "Ready")), Facts(("a", "b")), NOW)
+        is None
+    )
 
 
 def test_retry_first_sets_requeue_at_then_evicts_resetting_checks() -> None:
     obj = reserved(check("a", "Retry", "try later", requeueAfterSeconds=120), check("b", "Ready"))
-    step = next_step(obj, ("a", "b"), NOW)
+    step = next_step(obj, Facts(("a", "b")), NOW)
     assert isinstance(step, Write)
     assert step.patch == {"status": {"requeueState": {"requeueAt": rfc3339(NOW + 60)}}}
     obj["status"]["requeueState"] = {"requeueAt": rfc3339(NOW + 60)}
-    step = next_step(obj, ("a", "b"), NOW)
+    step = next_step(obj, Facts(("a", "b")), NOW)
     assert isinstance(step, Write)
     evicted = types(step)["Evicted"]
     assert (evicted["status"], evicted["reason"]) == ("True", "AdmissionCheck")
@@ -96,7 +100,7 @@ def test_retry_first_sets_requeue_at_then_evicts_resetting_checks() -> None:
 
 def test_rejected_marks_the_deactivation_target_then_deactivates_then_evicts() -> None:
     obj = reserved(check("a", "Rejected", "no capacity"), check("b", "Rejected"), admitted=True)
-    step = next_step(obj, ("a", "b"), NOW)
+    step = next_step(obj, Facts(("a", "b")), NOW)
     assert isinstance(step, Write)
     target = types(step)["DeactivationTarget"]
     message = 'AdmissionChecks in Rejected state: "a" (no capacity); "b"'
@@ -104,11 +108,11 @@ def test_rejected_marks_the_deactivation_target_then_deactivates_then_evicts() -
     assert step.events[0].reason == "AdmissionCheckRejected"
     assert step.events[0].warning
     obj["status"]["conditions"] = step.patch["status"]["conditions"]
-    step = next_step(obj, ("a", "b"), NOW)
+    step = next_step(obj, Facts(("a", "b")), NOW)
     assert isinstance(step, Write)
     assert (step.status, step.patch) == (False, {"spec": {"active": False}})
     obj["spec"]["active"] = False
-    step = next_step(obj, ("a", "b"), NOW)
+    step = next_step(obj, Facts(("a", "b")), NOW)
     assert isinstance(step, Write)
     evicted = types(step)["Evicted"]
     assert evicted["reason"] == "DeactivatedDueToAdmissionCheck"
@@ -122,7 +126,7 @@ def test_rejected_marks_the_deactivation_target_then_deactivates_then_evicts() -
 def test_deactivated_by_hand_is_evicted_as_deactivated() -> None:
     obj = reserved(admitted=True)
     obj["spec"]["active"] = False
-    step = next_step(obj, (), NOW)
+    step = next_step(obj, Facts(()), NOW)
     assert isinstance(step, Write)
     evicted = types(step)["Evicted"]
     assert (evicted["reason"], evicted["message"]) == ("Deactivated", "The workload is deactivated")
@@ -139,8 +143,8 @@ def pending(requeued: dict[str, Any], **status: Any) -> dict[str, Any]:
 def test_back_off_waits_then_finishes() -> None:
     obj = pending(cond("Requeued", "False", "AdmissionCheck"),
                   requeueState={"requeueAt": rfc3339(NOW + 30), "count": 2})  # fmt: skip
-    assert next_step(obj, None, NOW) == Wait(30)
-    step = next_step(obj, None, NOW + 30)
+    assert next_step(obj, Facts(None), NOW) == Wait(30)
+    step = next_step(obj, Facts(None), NOW + 30)
     assert isinstance(step, Write)
     requeued = types(step)["Requeued"]
     assert (requeued["status"], requeued["reason"], requeued["message"]) == (
@@ -151,17 +155,17 @@ def test_back_off_waits_then_finishes() -> None:
 
 def test_reactivated_workload_may_queue_again() -> None:
     step = next_step(
-        pending(cond("Requeued", "False", "DeactivatedDueToAdmissionCheck")), None, NOW
+        pending(cond("Requeued", "False", "DeactivatedDueToAdmissionCheck")), Facts(), NOW
     )
     assert isinstance(step, Write)
     assert types(step)["Requeued"]["reason"] == "Reactivated"
 
 
 def test_preempted_and_finished_workloads_are_not_this_controllers_business() -> None:
-    assert next_step(pending(cond("Requeued", "True", "Preempted")), None, NOW) is None
+    assert next_step(pending(cond("Requeued", "True", "Preempted")), Facts(), NOW) is None
     done = reserved(check("a", "Retry"))
     done["status"]["conditions"].append(cond("Finished", "True"))
-    assert next_step(done, ("a",), NOW) is None
+    assert next_step(done, Facts(("a",)), NOW) is None
 
 
 # -- no write loop: applying the steps converges, whatever the states ----------------------
@@ -199,7 +203,7 @@ def test_steps_converge_and_never_admit_with_a_check_not_ready(
     obj = reserved(*listed, admitted=admitted)
     obj["spec"]["active"] = active
     for _ in range(10):
-        step = next_step(obj, tuple(required), NOW)
+        step = next_step(obj, Facts(tuple(required)), NOW)
         if not isinstance(step, Write):
             break
         was_admitted = any(c["type"] == "Admitted" and c["status"] == "True"
@@ -233,8 +237,8 @@ def admitted(pods_ready: dict[str, Any] | None = None, **status: Any) -> dict[st
 
 def test_pods_not_ready_in_time_evict_with_back_off() -> None:
     obj = admitted()
-    assert next_step(obj, (), NOW, PODS_READY) == Wait(240)
-    step = next_step(obj, (), NOW + 240, PODS_READY)
+    assert next_step(obj, Facts((), PODS_READY), NOW) == Wait(240)
+    step = next_step(obj, Facts((), PODS_READY), NOW + 240)
     assert isinstance(step, Write)
     evicted = types(step)["Evicted"]
     assert (evicted["reason"], evicted["message"]) == (
@@ -242,13 +246,13 @@ def test_pods_not_ready_in_time_evict_with_back_off() -> None:
     )  # fmt: skip
     assert step.patch["status"]["requeueState"] == {"count": 1, "requeueAt": rfc3339(NOW + 250)}
     again = admitted(requeueState={"count": 1})
-    step = next_step(again, (), NOW + 240, PODS_READY)
+    step = next_step(again, Facts((), PODS_READY), NOW + 240)
     assert isinstance(step, Write)
     assert step.patch["status"]["requeueState"] == {"count": 2, "requeueAt": rfc3339(NOW + 260)}
 
 
 def test_past_the_requeue_limit_it_is_deactivated() -> None:
-    step = next_step(admitted(requeueState={"count": 2}), (), NOW + 240, PODS_READY)
+    step = next_step(admitted(requeueState={"count": 2}), Facts((), PODS_READY), NOW + 240)
     assert isinstance(step, Write)
     target = types(step)["DeactivationTarget"]
     assert (target["reason"], target["message"]) == (
@@ -258,13 +262,58 @@ def test_past_the_requeue_limit_it_is_deactivated() -> None:
 
 def test_ready_pods_and_recovery() -> None:
     assert (
-        next_step(admitted(cond("PodsReady", "True", "Started")), (), NOW + 999, PODS_READY) is None
+        next_step(admitted(cond("PodsReady", "True", "Started")), Facts((), PODS_READY), NOW + 999)
+        is None
     )
     # Recovery is timed from the PodsReady transition (T0 = NOW - 60), with its own timeout.
     recovering = admitted(cond("PodsReady", "False", "WaitForRecovery"))
-    assert next_step(recovering, (), NOW - 40, PODS_READY) == Wait(10)
-    step = next_step(recovering, (), NOW, PODS_READY)
+    assert next_step(recovering, Facts((), PODS_READY), NOW - 40) == Wait(10)
+    step = next_step(recovering, Facts((), PODS_READY), NOW)
     assert isinstance(step, Write)
     assert types(step)["Evicted"]["reason"] == "PodsReadyTimeout"
     without_recovery = WaitForPodsReady(enable=True, timeout=300)
-    assert next_step(recovering, (), NOW + 999, without_recovery) is None
+    assert next_step(recovering, Facts((), without_recovery), NOW + 999) is None
+
+
+# -- stopPolicy and maximumExecutionTimeSeconds ------------------------------------------------
+
+
+def test_hold_and_drain_evicts_admitted_workloads_and_restart_requeues() -> None:
+    obj = admitted()
+    assert next_step(obj, Facts((), cluster_queue_stop="Hold"), NOW) is None
+    step = next_step(obj, Facts((), cluster_queue_stop="HoldAndDrain"), NOW)
+    assert isinstance(step, Write)
+    evicted = types(step)["Evicted"]
+    assert (evicted["reason"], evicted["message"]) == (
+        "ClusterQueueStopped", "The ClusterQueue is stopped",
+    )  # fmt: skip
+    step = next_step(obj, Facts((), local_queue_stop="HoldAndDrain"), NOW)
+    assert isinstance(step, Write)
+    assert types(step)["Evicted"]["reason"] == "LocalQueueStopped"
+    held = pending(cond("Requeued", "False", "ClusterQueueStopped"))
+    assert next_step(held, Facts(cluster_queue_stop="HoldAndDrain"), NOW) is None
+    step = next_step(held, Facts(), NOW)
+    assert isinstance(step, Write)
+    requeued = types(step)["Requeued"]
+    assert (requeued["status"], requeued["reason"], requeued["message"]) == (
+        "True", "ClusterQueueRestarted", "The ClusterQueue was restarted after being stopped",
+    )  # fmt: skip
+    step = next_step(pending(cond("Requeued", "False", "LocalQueueStopped")), Facts(), NOW)
+    assert isinstance(step, Write)
+    assert types(step)["Requeued"]["reason"] == "LocalQueueRestarted"
+
+
+def test_maximum_execution_time_deactivates() -> None:
+    obj = admitted(accumulatedPastExexcutionTimeSeconds=30)  # v1beta1's spelling
+    obj["spec"]["maximumExecutionTimeSeconds"] = 100
+    assert next_step(obj, Facts(()), NOW) == Wait(10)
+    step = next_step(obj, Facts(()), NOW + 10)
+    assert isinstance(step, Write)
+    target = types(step)["DeactivationTarget"]
+    assert (target["reason"], target["message"]) == (
+        "MaximumExecutionTimeExceeded", "exceeding the maximum execution time",
+    )  # fmt: skip
+    assert step.patch["status"]["accumulatedPastExexcutionTimeSeconds"] is None
+    assert step.events[0].message == "The maximum execution time (100s) exceeded"
+    # With waitForPodsReady too, the nearer limit decides when to look again.
+    assert next_step(obj, Facts((), PODS_READY), NOW) == Wait(10)

@@ -1,0 +1,99 @@
+"""stopPolicy HoldAndDrain and maximumExecutionTimeSeconds through ``kq run``, both backends."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kq.runtime.client import KubeClient
+from kq.runtime.resources import CLUSTER_QUEUES
+from tests.controllers.helpers import (
+    apply,
+    cluster_queue,
+    condition,
+    eventually,
+    flavor,
+    get_workload,
+    is_true,
+    local_queue,
+    namespace,
+    suffix,
+    workload,
+)
+from tests.harness import Cluster
+from tests.kqrun import kq_run
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def running(cluster: Cluster, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    workdir = tmp_path_factory.mktemp("kq-run")
+    ns = f"kq-system-{suffix()}"
+    apply(cluster, workdir / "cache", namespace(ns))
+    with kq_run(cluster, workdir, ns) as log:
+        yield log
+
+
+@pytest.fixture
+async def client(cluster: Cluster) -> AsyncIterator[KubeClient]:
+    async with await KubeClient.connect(cluster.kubeconfig) as kube:
+        yield kube
+
+
+async def until(
+    client: KubeClient, ns: str, name: str, what: str, test: Callable[[dict[str, Any]], bool]
+) -> dict[str, Any]:
+    async def probe() -> dict[str, Any] | None:
+        obj = await get_workload(client, ns, name)
+        return obj if test(obj) else None
+
+    return await eventually(probe, what)
+
+
+def evicted_for(reason: str) -> Callable[[dict[str, Any]], bool]:
+    return lambda o: (
+        (condition(o, "Evicted") or {}).get("reason") == reason and is_true(o, "Evicted")
+    )
+
+
+async def test_hold_and_drain_evicts_and_restart_readmits(
+    cluster: Cluster, running: Path, client: KubeClient, tmp_path: Path
+) -> None:
+    ident, cache = suffix(), tmp_path / "cache"
+    ns, cq = f"stop-{ident}", f"cq-{ident}"
+    apply(cluster, cache, namespace(ns), flavor(f"rf-{ident}"),
+          cluster_queue(cq, f"rf-{ident}", "cpu", 2), local_queue(ns, "lq", cq),
+          workload(ns, "wl", "lq", {"cpu": 1}))  # fmt: skip
+    await until(client, ns, "wl", "admitted", lambda o: is_true(o, "Admitted"))
+    await client.merge_patch(CLUSTER_QUEUES, cq, {"spec": {"stopPolicy": "HoldAndDrain"}})
+    obj = await until(client, ns, "wl", "drained", evicted_for("ClusterQueueStopped"))
+    assert condition(obj, "Evicted")["message"] == "The ClusterQueue is stopped"  # type: ignore[index]
+    await until(client, ns, "wl", "released", lambda o: o["status"].get("admission") is None)
+    await client.merge_patch(CLUSTER_QUEUES, cq, {"spec": {"stopPolicy": "None"}})
+    obj = await until(client, ns, "wl", "admitted again", lambda o: is_true(o, "Admitted"))
+    requeued = condition(obj, "Requeued")
+    assert requeued is not None
+    assert (requeued["reason"], requeued["message"]) == (
+        "ClusterQueueRestarted", "The ClusterQueue was restarted after being stopped",
+    )  # fmt: skip
+
+
+async def test_maximum_execution_time_deactivates_and_frees_the_quota(
+    cluster: Cluster, running: Path, client: KubeClient, tmp_path: Path
+) -> None:
+    ident, cache = suffix(), tmp_path / "cache"
+    ns, cq = f"maxexec-{ident}", f"cq-{ident}"
+    apply(cluster, cache, namespace(ns), flavor(f"rf-{ident}"),
+          cluster_queue(cq, f"rf-{ident}", "cpu", 1), local_queue(ns, "lq", cq),
+          workload(ns, "wl", "lq", {"cpu": 1}, maximumExecutionTimeSeconds=2))  # fmt: skip
+    obj = await until(client, ns, "wl", "deactivated",
+                      evicted_for("DeactivatedDueToMaximumExecutionTimeExceeded"))  # fmt: skip
+    assert obj["spec"]["active"] is False
+    assert condition(obj, "Evicted")["message"] == (  # type: ignore[index]
+        "The workload is deactivated due to exceeding the maximum execution time"
+    )
+    await until(client, ns, "wl", "released", lambda o: o["status"].get("admission") is None)
