@@ -1,99 +1,81 @@
-"""``kq demo``: scenario S1 scripted on the embedded default, shown as a user would see it.
+"""``kq demo [s1|s3]``: a scenario scripted on the embedded default, shown as a user would see it.
 
-It starts ``kq dev`` (embedded API server, simulated TPU cluster, kq controller), applies the
-documented manifests from ``examples/s1`` with the real kubectl, waits for each step of the
+It starts ``kq dev`` (embedded API server, simulated cluster, kq controller), applies the
+documented manifests from ``examples/<story>`` with the real kubectl, waits for each step of the
 story and prints the kubectl output, then stops the sandbox. Each wait checks what the
 scenario expects, so a broken story fails the demo instead of printing something wrong.
+S1 (multislice TPU JobSets) is here; S3 (DWS provisioning) is in ``demo_s3``.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import os
 import shutil
-import subprocess
 import sys
 import tempfile
-import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-from kq.sandbox.readyline import NotReady, stop, wait_for_kubeconfig
+from kq.sandbox import demo_s3
+from kq.sandbox.demo_kit import (
+    REPO,
+    DemoError,
+    Kubectl,
+    Session,
+    condition,
+    is_true,
+    sandbox,
+    show,
+    until,
+)
 
-EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "s1"
-STEP_TIMEOUT_S = 60.0
-READY_TIMEOUT_S = 60.0
+EXAMPLES = REPO / "examples" / "s1"
 POOL_LABEL = "cloud.google.com/gke-nodepool"
 
 
-class DemoError(RuntimeError):
-    """A step of the story did not happen in time; the message says which."""
+def _s1(session: Session, speed: float) -> None:
+    print(f"Embedded cluster ready (profile s1: 3 TPU v5e slices of 8 chips, {speed:g}x time)")
+    print(f"  export KUBECONFIG={session.env['KUBECONFIG']}\n")
+    _story(session.kubectl)
+
+
+# story: (profile, default --speed, examples directory, script)
+STORIES: dict[str, tuple[str, float, Path, Callable[[Session, float], None]]] = {
+    "s1": ("s1", 20.0, EXAMPLES, _s1),
+    "s3": ("s3", demo_s3.SPEED, demo_s3.EXAMPLES, demo_s3.play),
+}
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--speed", type=float, default=20.0, help="time acceleration factor")
+    parser.add_argument("story", nargs="?", choices=tuple(STORIES), default="s1",
+                        help="which scenario to play (default: s1)")  # fmt: skip
+    parser.add_argument("--speed", type=float, default=None,
+                        help="time acceleration factor (s1: 20, s3: 10)")  # fmt: skip
     parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    profile, default_speed, examples, play = STORIES[args.story]
+    speed = args.speed or default_speed
     if shutil.which("kubectl") is None:
         print("kq demo: the demo drives the real kubectl, and none is on PATH", file=sys.stderr)
         return 2
-    if not EXAMPLES.is_dir():
-        print(f"kq demo: {EXAMPLES} not found: run it from a kq checkout", file=sys.stderr)
+    if not examples.is_dir():
+        print(f"kq demo: {examples} not found: run it from a kq checkout", file=sys.stderr)
         return 2
     with tempfile.TemporaryDirectory(prefix="kq-demo-") as workdir:
         try:
-            with _sandbox(Path(workdir), args.speed) as kubectl:
-                _story(kubectl)
+            with sandbox(Path(workdir), profile, speed) as session:
+                play(session, speed)
         except DemoError as exc:
             print(f"\nkq demo: FAILED: {exc}", file=sys.stderr)
             return 1
-    print("\nS1 done: every expectation of the story held.")
+    print(f"\n{args.story.upper()} done: every expectation of the story held.")
     return 0
-
-
-Kubectl = Callable[..., str]
-
-
-@contextmanager
-def _sandbox(workdir: Path, speed: float) -> Iterator[Kubectl]:
-    log = (workdir / "kq-dev.log").open("w")
-    process = subprocess.Popen(
-        [sys.executable, "-m", "kq", "dev", "--data-dir", str(workdir / "dev"), "--fresh",
-         "--profile", "s1", "--speed", f"{speed:g}"],
-        stdout=subprocess.PIPE, stderr=log, text=True,
-    )  # fmt: skip
-    try:
-        kubeconfig = wait_for_kubeconfig(process, workdir / "kq-dev.log", READY_TIMEOUT_S)
-        env = {**os.environ, "KUBECONFIG": str(kubeconfig),
-               "KUBECACHEDIR": str(workdir / "kubectl-cache")}  # fmt: skip
-
-        def kubectl(*args: str, input: str | None = None) -> str:
-            done = subprocess.run(["kubectl", *args], input=input, capture_output=True,
-                                  text=True, env=env, timeout=60, check=False)  # fmt: skip
-            if done.returncode != 0:
-                raise DemoError(f"kubectl {' '.join(args)}: {done.stderr.strip()}")
-            return done.stdout
-
-        print(f"Embedded cluster ready (profile s1: 3 TPU v5e slices of 8 chips, {speed:g}x time)")
-        print(f"  export KUBECONFIG={kubeconfig}\n")
-        yield kubectl
-    except NotReady as exc:
-        raise DemoError(str(exc)) from None
-    finally:
-        stop(process, timeout=15)
-        log.close()
-
-
-def _show(kubectl: Kubectl, title: str, *args: str) -> None:
-    print(f"$ kubectl {' '.join(args)}    # {title}")
-    print(kubectl(*args))
 
 
 def _documents(path: Path) -> dict[str, str]:
@@ -105,25 +87,6 @@ def _documents(path: Path) -> dict[str, str]:
 def _workloads(kubectl: Kubectl) -> dict[str, dict[str, Any]]:
     items = json.loads(kubectl("get", "workloads", "-o", "json"))["items"]
     return {wl["metadata"]["ownerReferences"][0]["name"]: wl for wl in items}
-
-
-def _condition(workload: dict[str, Any], kind: str) -> dict[str, Any]:
-    for condition in (workload.get("status") or {}).get("conditions") or ():
-        if condition["type"] == kind:
-            return dict(condition)
-    return {}
-
-
-def _is(workload: dict[str, Any] | None, kind: str) -> bool:
-    return workload is not None and _condition(workload, kind).get("status") == "True"
-
-
-def _until(what: str, check: Callable[[], bool]) -> None:
-    deadline = time.monotonic() + STEP_TIMEOUT_S
-    while not check():
-        if time.monotonic() > deadline:
-            raise DemoError(f"timed out waiting until {what}")
-        time.sleep(0.2)
 
 
 def _chips_in_use(kubectl: Kubectl) -> str:
@@ -158,42 +121,42 @@ def _story(kubectl: Kubectl) -> None:
 
     print("== The 3-slice JobSet (24 chips) first, then the 1-slice and 2-slice ones")
     print(kubectl("apply", "-f", "-", input=jobsets["multislice-3slice"]), end="")
-    _until("multislice-3slice is admitted",
-           lambda: _is(_workloads(kubectl).get("multislice-3slice"), "Admitted"))  # fmt: skip
+    until("multislice-3slice is admitted",
+          lambda: is_true(_workloads(kubectl).get("multislice-3slice"), "Admitted"))  # fmt: skip
     for name in ("multislice-1slice", "multislice-2slice"):
         print(kubectl("apply", "-f", "-", input=jobsets[name]), end="")
 
     def both_pending() -> bool:
         wls = _workloads(kubectl)
         return all(
-            name in wls and _condition(wls[name], "QuotaReserved").get("status") == "False"
+            name in wls and condition(wls[name], "QuotaReserved").get("status") == "False"
             for name in ("multislice-1slice", "multislice-2slice")
         )
 
-    _until("the 1-slice and 2-slice workloads are pending", both_pending)
+    until("the 1-slice and 2-slice workloads are pending", both_pending)
     print()
-    _show(kubectl, "only the 3-slice one is admitted", "get", "workloads")
+    show(kubectl, "only the 3-slice one is admitted", "get", "workloads")
     for name, wl in sorted(_workloads(kubectl).items()):
-        if not _is(wl, "Admitted"):
-            print(f"  {name}: {_condition(wl, 'QuotaReserved').get('message')}")
+        if not is_true(wl, "Admitted"):
+            print(f"  {name}: {condition(wl, 'QuotaReserved').get('message')}")
     # ClusterQueue status is batched (1 s, as Kueue), so it trails the Workloads a little.
-    _until("the ClusterQueue reports the 3-slice JobSet's 24 chips in use",
-           lambda: _chips_in_use(kubectl) == "24")  # fmt: skip
+    until("the ClusterQueue reports the 3-slice JobSet's 24 chips in use",
+          lambda: _chips_in_use(kubectl) == "24")  # fmt: skip
     print(f"  cluster-queue flavorsUsage: {_chips_in_use(kubectl)} of 24 chips\n")
-    _until("the 3-slice JobSet runs 6 pods, each child Job on its own node pool",
-           lambda: _pools_by_child_job(kubectl, "multislice-3slice") == 3)  # fmt: skip
-    _show(kubectl, "6 pods, one child Job per node pool", "get", "pods", "-o", "wide")
+    until("the 3-slice JobSet runs 6 pods, each child Job on its own node pool",
+          lambda: _pools_by_child_job(kubectl, "multislice-3slice") == 3)  # fmt: skip
+    show(kubectl, "6 pods, one child Job per node pool", "get", "pods", "-o", "wide")
 
-    _until("the 1-slice and 2-slice workloads are admitted after the 3-slice one finishes",
-           lambda: all(_is(_workloads(kubectl).get(n), "Admitted")
-                       for n in ("multislice-1slice", "multislice-2slice")))  # fmt: skip
-    if not _is(_workloads(kubectl)["multislice-3slice"], "Finished"):
+    until("the 1-slice and 2-slice workloads are admitted after the 3-slice one finishes",
+          lambda: all(is_true(_workloads(kubectl).get(n), "Admitted")
+                      for n in ("multislice-1slice", "multislice-2slice")))  # fmt: skip
+    if not is_true(_workloads(kubectl)["multislice-3slice"], "Finished"):
         raise DemoError("the waiting JobSets were admitted before the 3-slice one finished")
-    _show(kubectl, "3-slice finished; 1-slice and 2-slice admitted", "get", "workloads")
+    show(kubectl, "3-slice finished; 1-slice and 2-slice admitted", "get", "workloads")
 
-    _until("every workload is finished",
-           lambda: all(_is(wl, "Finished") for wl in _workloads(kubectl).values()))  # fmt: skip
-    _show(kubectl, "all finished", "get", "workloads")
-    _show(kubectl, "every JobSet completed", "get", "jobsets")
-    _until("the ClusterQueue reports no chips in use", lambda: _chips_in_use(kubectl) == "0")
+    until("every workload is finished",
+          lambda: all(is_true(wl, "Finished") for wl in _workloads(kubectl).values()))  # fmt: skip
+    show(kubectl, "all finished", "get", "workloads")
+    show(kubectl, "every JobSet completed", "get", "jobsets")
+    until("the ClusterQueue reports no chips in use", lambda: _chips_in_use(kubectl) == "0")
     print(f"  cluster-queue flavorsUsage: {_chips_in_use(kubectl)} of 24 chips")
