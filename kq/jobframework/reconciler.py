@@ -163,10 +163,15 @@ def _ensure_one_workload(
         actions, job = lifecycle.stop(integration, job, previous, message)
     if to_delete:
         for wl in to_delete:
-            actions += [
-                DeleteWorkload(namespace(wl), name(wl)),
-                Event(REASON_DELETED_WORKLOAD, f"Deleted not matching Workload: {key(wl)}"),
-            ]
+            # Finalizer first, as upstream's workload.Delete: a Workload deleted with it stays
+            # Terminating, holding its quota, and nothing would ever remove it.
+            if RESOURCE_IN_USE_FINALIZER in (meta(wl).get("finalizers") or ()):
+                actions.append(_remove_finalizer(wl))
+            if not is_deleting(wl):
+                actions += [
+                    DeleteWorkload(namespace(wl), name(wl)),
+                    Event(REASON_DELETED_WORKLOAD, f"Deleted not matching Workload: {key(wl)}"),
+                ]
         # The deletions trigger the next reconcile, which sees the remaining Workload.
         return actions, job, None, True
     if to_update is not None:
@@ -301,9 +306,12 @@ def _sync_queue_name(job: Job, workload: Obj) -> list[Action]:
     """A suspended job may move to another LocalQueue while its Workload holds no quota."""
     wanted = queue_name(job).name
     spec = workload.get("spec") or {}
-    if spec.get("queueName") == wanted or has_quota_reservation(workload):
+    if (spec.get("queueName") or "") == wanted or has_quota_reservation(workload):
         return []
-    return [UpdateWorkloadSpec(namespace(workload), name(workload), {**spec, "queueName": wanted})]
+    updated = {k: v for k, v in spec.items() if k != "queueName"}
+    if wanted:
+        updated["queueName"] = wanted
+    return [UpdateWorkloadSpec(namespace(workload), name(workload), updated)]
 
 
 NOT_READY_MESSAGE = "Not all pods are ready or succeeded"

@@ -55,10 +55,13 @@ def workload_spec(
     pod_sets: Sequence[PodSet], queue: str, priority: Priority, job: Job
 ) -> dict[str, Any]:
     spec: dict[str, Any] = {
-        "queueName": queue,
         "podSets": [ps.to_dict() for ps in pod_sets],
         "priority": priority.value,
     }
+    # A job managed without a queue name (manageJobsWithoutQueueName) gets a Workload without
+    # one, as upstream's omitempty field: the API refuses an empty name.
+    if queue:
+        spec = {"queueName": queue, **spec}
     if priority.class_name:
         spec["priorityClassName"] = priority.class_name
         spec["priorityClassSource"] = priority.source

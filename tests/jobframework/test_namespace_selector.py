@@ -74,3 +74,12 @@ def test_the_default_local_queue_applies_only_in_selected_namespaces(
 
     assert labelled(True).get(QUEUE_LABEL) == "default"
     assert QUEUE_LABEL not in labelled(False)
+
+
+def test_a_job_without_queue_name_gets_a_workload_without_one(job_kind: GenericJob) -> None:
+    """The API refuses ``queueName: ""``; upstream's field is omitted when empty."""
+    facts = ClusterFacts(namespace_managed=True, manage_jobs_without_queue_name=True)
+    job = unsuspended(None)
+    job = {**job, "spec": {**job["spec"], "suspend": True}}
+    create = decide(job_kind, job, [], facts)[0]
+    assert "queueName" not in create.workload["spec"]  # type: ignore[attr-defined]
