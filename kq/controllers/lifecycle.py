@@ -21,6 +21,8 @@ Object = dict[str, Any]
 
 DEACTIVATED = "Deactivated"
 BY_ADMISSION_CHECK = "AdmissionCheck"
+JOB_UID_LABEL = "kueue.x-k8s.io/job-uid"
+RESOURCE_IN_USE = "kueue.x-k8s.io/resource-in-use"
 PODS_READY_TIMEOUT = "PodsReadyTimeout"
 _BACKOFF_REASONS = (BY_ADMISSION_CHECK, PODS_READY_TIMEOUT)
 
@@ -28,6 +30,8 @@ _BACKOFF_REASONS = (BY_ADMISSION_CHECK, PODS_READY_TIMEOUT)
 def next_step(obj: Mapping[str, Any], facts: Facts, now: float) -> Step:
     """The one thing to do now."""
     current = conditions_of(obj)
+    if _orphaned(obj):
+        return _orphan(obj, current, now)
     if is_true(current, FINISHED):
         return None
     status = obj.get("status") or {}
@@ -48,6 +52,31 @@ def next_step(obj: Mapping[str, Any], facts: Facts, now: float) -> Step:
     if step is not None or is_true(current, EVICTED) or not is_true(current, ADMITTED):
         return step
     return _stopped(current, states, facts, now) or timeouts.admitted(obj, current, facts, now)
+
+
+def _orphaned(obj: Mapping[str, Any]) -> bool:
+    """A Workload that was made for a job whose owner reference is gone (the job was deleted
+    with orphan propagation), or one being deleted without an owner (FinishOrphanedWorkloads)."""
+    meta = obj.get("metadata") or {}
+    if meta.get("ownerReferences"):
+        return False
+    return meta.get("deletionTimestamp") is not None or bool(
+        (meta.get("labels") or {}).get(JOB_UID_LABEL)
+    )
+
+
+def _orphan(obj: Mapping[str, Any], current: list[Object], now: float) -> Step:
+    """Finished (its quota released), then its finalizer dropped so it can go."""
+    meta = obj.get("metadata") or {}
+    if meta.get("deletionTimestamp") is None and not is_true(current, FINISHED):
+        message = "The workload's owner no longer exists"
+        finished = condition(FINISHED, True, "OwnerNotFound", message, now)
+        return Write({"status": {"conditions": merge_conditions(current, [finished])}})
+    finalizers = list(meta.get("finalizers") or ())
+    if RESOURCE_IN_USE in finalizers:
+        kept = [f for f in finalizers if f != RESOURCE_IN_USE]
+        return Write({"metadata": {"finalizers": kept or None}}, status=False)
+    return None
 
 
 def _requeue_at(status: Mapping[str, Any]) -> float | None:

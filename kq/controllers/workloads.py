@@ -20,7 +20,7 @@ import structlog
 
 from kq.api.clusterqueue import ClusterQueue, parse_cluster_queue
 from kq.config import KqConfig, WaitForPodsReady
-from kq.controllers.lifecycle import next_step
+from kq.controllers.lifecycle import JOB_UID_LABEL, next_step
 from kq.controllers.steps import Facts, Wait, Write
 from kq.observability import metrics
 from kq.runtime.client import KubeClient
@@ -123,7 +123,11 @@ class WorkloadLifecycle:
             self.controller.queue.add(object_key(change.obj))
 
     def _concerns(self, obj: Object) -> bool:
-        status, spec = obj.get("status") or {}, obj.get("spec") or {}
+        status, spec, meta = obj.get("status") or {}, obj.get("spec") or {}, obj["metadata"]
+        if not meta.get("ownerReferences") and (
+            meta.get("deletionTimestamp") or (meta.get("labels") or {}).get(JOB_UID_LABEL)
+        ):
+            return True  # orphaned
         if status.get("admissionChecks") or status.get("requeueState"):
             return True
         if spec.get("active") is False:

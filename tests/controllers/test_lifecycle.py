@@ -317,3 +317,21 @@ def test_maximum_execution_time_deactivates() -> None:
     assert step.events[0].message == "The maximum execution time (100s) exceeded"
     # With waitForPodsReady too, the nearer limit decides when to look again.
     assert next_step(obj, Facts((), PODS_READY), NOW) == Wait(10)
+
+
+def test_an_orphaned_workload_is_finished_then_loses_its_finalizer() -> None:
+    obj = admitted()
+    obj["metadata"].update(labels={"kueue.x-k8s.io/job-uid": "j1"},
+                           finalizers=["kueue.x-k8s.io/resource-in-use", "other"])  # fmt: skip
+    step = next_step(obj, Facts(()), NOW)
+    assert isinstance(step, Write)
+    finished = types(step)["Finished"]
+    assert (finished["reason"], finished["message"]) == (
+        "OwnerNotFound", "The workload's owner no longer exists",
+    )  # fmt: skip
+    obj["status"]["conditions"] = step.patch["status"]["conditions"]
+    step = next_step(obj, Facts(()), NOW)
+    assert isinstance(step, Write)
+    assert (step.status, step.patch) == (False, {"metadata": {"finalizers": ["other"]}})
+    obj["metadata"]["ownerReferences"] = [{"kind": "Job", "name": "j", "uid": "j1"}]
+    assert next_step(obj, Facts(()), NOW) is None  # owned again: not an orphan

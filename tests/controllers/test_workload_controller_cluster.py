@@ -1,4 +1,5 @@
-"""stopPolicy HoldAndDrain and maximumExecutionTimeSeconds through ``kq run``, both backends."""
+"""The workload controller through ``kq run``, on both backends: stopPolicy HoldAndDrain,
+maximumExecutionTimeSeconds, and Workloads whose job is gone."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from typing import Any
 import pytest
 
 from kq.runtime.client import KubeClient
-from kq.runtime.resources import CLUSTER_QUEUES
+from kq.runtime.resources import CLUSTER_QUEUES, WORKLOADS, Resource
 from tests.controllers.helpers import (
     apply,
     cluster_queue,
@@ -27,6 +28,7 @@ from tests.harness import Cluster
 from tests.kqrun import kq_run
 
 pytestmark = pytest.mark.slow
+CONFIGMAPS = Resource("", "v1", "configmaps", "ConfigMap", namespaced=True)
 
 
 @pytest.fixture(scope="module")
@@ -97,3 +99,34 @@ async def test_maximum_execution_time_deactivates_and_frees_the_quota(
         "The workload is deactivated due to exceeding the maximum execution time"
     )
     await until(client, ns, "wl", "released", lambda o: o["status"].get("admission") is None)
+
+
+async def test_a_workload_whose_job_was_orphaned_finishes_and_frees_its_quota(
+    cluster: Cluster, running: Path, client: KubeClient, tmp_path: Path
+) -> None:
+    ident, cache = suffix(), tmp_path / "cache"
+    ns, cq = f"orphan-{ident}", f"cq-{ident}"
+    owner = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"namespace": ns, "name": "job"}}
+    apply(cluster, cache, namespace(ns), flavor(f"rf-{ident}"),
+          cluster_queue(cq, f"rf-{ident}", "cpu", 1), local_queue(ns, "lq", cq), owner)  # fmt: skip
+    stored = await client.get(CONFIGMAPS, "job", ns)
+    wl = workload(ns, "wl", "lq", {"cpu": 1})
+    wl["metadata"].update(
+        labels={"kueue.x-k8s.io/job-uid": stored["metadata"]["uid"]},
+        finalizers=["kueue.x-k8s.io/resource-in-use"],
+        ownerReferences=[{"apiVersion": "v1", "kind": "ConfigMap", "name": "job",
+                          "uid": stored["metadata"]["uid"], "controller": True}],
+    )  # fmt: skip
+    apply(cluster, cache, wl)
+    await until(client, ns, "wl", "admitted", lambda o: is_true(o, "Admitted"))
+    apply(cluster, cache, workload(ns, "next", "lq", {"cpu": 1}))
+    # What the garbage collector does to dependents of a job deleted with orphan propagation.
+    await client.merge_patch(WORKLOADS, "wl", {"metadata": {"ownerReferences": None}}, namespace=ns)
+    obj = await until(client, ns, "wl", "finished", lambda o: is_true(o, "Finished"))
+    finished = condition(obj, "Finished")
+    assert finished is not None
+    assert (finished["reason"], finished["message"]) == (
+        "OwnerNotFound", "The workload's owner no longer exists",
+    )  # fmt: skip
+    await until(client, ns, "wl", "finalizer gone", lambda o: not o["metadata"].get("finalizers"))
+    await until(client, ns, "next", "next admitted", lambda o: is_true(o, "Admitted"))
