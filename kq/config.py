@@ -58,7 +58,6 @@ class WaitForPodsReady:
 
 @dataclass(frozen=True)
 class FairSharing:
-    enable: bool = False
     preemption_strategies: tuple[str, ...] = ("LessThanOrEqualToFinalShare", "LessThanInitialShare")
 
 
@@ -407,6 +406,28 @@ _TOP = {
 }
 
 
+# Kueue feature gates whose behaviour kq has, at the value it has it; setting any other gate,
+# or one of these to the other value, would ask for behaviour kq does not provide.
+HONOURED_GATES = {
+    "PartialAdmission": True,
+    "SchedulingEquivalenceHashing": True,
+    "FinishOrphanedWorkloads": True,
+    "ManagedJobsNamespaceSelectorAlwaysRespected": True,
+}
+
+
+def _feature_gates(raw: object) -> dict[str, bool]:
+    if not isinstance(raw, dict) or not all(isinstance(v, bool) for v in raw.values()):
+        raise ConfigError("featureGates: must map gate names to true or false")
+    for gate, value in raw.items():
+        if gate not in HONOURED_GATES:
+            raise ConfigError(f"featureGates.{gate}: kq does not implement this feature gate")
+        if value != HONOURED_GATES[gate]:
+            wanted = str(HONOURED_GATES[gate]).lower()
+            raise ConfigError(f"featureGates.{gate}: kq always behaves as {gate}={wanted}")
+    return dict(raw)
+
+
 def parse_config(document: object) -> KqConfig:
     """Validate a parsed YAML document into a ``KqConfig``."""
     if document is None:
@@ -427,9 +448,16 @@ def parse_config(document: object) -> KqConfig:
         "health", {"healthProbeBindAddress", "readinessEndpointName", "livenessEndpointName"}
     )
     webhook = top.section("webhook", {"port", "certDir", "host"})
-    gates = top.data.get("featureGates") or {}
-    if not isinstance(gates, dict) or not all(isinstance(v, bool) for v in gates.values()):
-        raise ConfigError("featureGates: must map gate names to true or false")
+    gates = _feature_gates(top.data.get("featureGates") or {})
+    if fair.flag("enable", False):
+        raise ConfigError(
+            "fairSharing.enable: kq does not implement fair sharing yet; remove it (kq would "
+            "otherwise admit without it while the configuration says it is on)"
+        )
+    integrations = top.section("integrations", {"frameworks", "externalFrameworks", "podOptions"})
+    for key in ("externalFrameworks", "podOptions"):
+        if integrations.data.get(key):
+            raise ConfigError(f"integrations.{key}: not supported by kq; remove it")
     port = webhook.integer("port", 9443, minimum=1)
     if port > 65535:
         raise ConfigError("webhook.port: must be at most 65535")
@@ -438,11 +466,8 @@ def parse_config(document: object) -> KqConfig:
         manage_jobs_without_queue_name=top.flag("manageJobsWithoutQueueName", False),
         managed_jobs_namespace_selector=_namespace_selector(top, namespace),
         wait_for_pods_ready=_wait_for_pods_ready(top),
-        frameworks=top.section(
-            "integrations", {"frameworks", "externalFrameworks", "podOptions"}
-        ).names("frameworks", ("batch/job",)),
+        frameworks=integrations.names("frameworks", ("batch/job",)),
         fair_sharing=FairSharing(
-            enable=fair.flag("enable", False),
             preemption_strategies=fair.names(
                 "preemptionStrategies",
                 FairSharing().preemption_strategies,

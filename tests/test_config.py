@@ -60,7 +60,6 @@ waitForPodsReady:
 integrations:
   frameworks: ["batch/job", "jobset.x-k8s.io/jobset"]
 fairSharing:
-  enable: true
   preemptionStrategies: [LessThanOrEqualToFinalShare]
 clientConnection:
   qps: 50
@@ -164,6 +163,11 @@ def test_bad_go_durations(text: str) -> None:
         ({"metrics": {"bindAddress": "8080"}}, "metrics.bindAddress:"),
         ({"webhook": {"port": 70000}}, "webhook.port:"),
         ({"featureGates": {"A": "yes"}}, "featureGates:"),
+        ({"featureGates": {"TopologyAwareScheduling": True}}, "featureGates.TopologyAware"),
+        ({"featureGates": {"PartialAdmission": False}}, "featureGates.PartialAdmission: kq always"),
+        ({"fairSharing": {"enable": True}}, "fairSharing.enable: kq does not implement"),
+        ({"integrations": {"externalFrameworks": ["Foo.v1.example.com"]}}, "integrations.ext"),
+        ({"integrations": {"podOptions": {"namespaceSelector": {}}}}, "integrations.podOptions"),
         ({"apiVersion": "config.kueue.x-k8s.io/v1alpha1"}, "apiVersion:"),
         ({"kind": "Nope"}, "kind:"),
         ({"integrations": {"frameworks": "batch/job"}}, "integrations.frameworks:"),

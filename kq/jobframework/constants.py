@@ -39,3 +39,29 @@ FINISHED_FAILED_TO_START: Final = "FailedToStart"
 
 # Eviction reasons after which the Workload is requeued at once (Requeued=True).
 REQUEUE_ON_EVICTION: Final = frozenset({"Preempted", "NodeFailures"})
+
+# Framework names Kueue v0.19 knows in ``integrations.frameworks``: one kq has no plugin for
+# is warned about at start-up (Kueue's default configuration lists most of them); any other
+# name is a configuration error.
+KUEUE_FRAMEWORKS: Final = frozenset(
+    {
+        "batch/job",
+        "jobset.x-k8s.io/jobset",
+        "kubeflow.org/mpijob",
+        "kubeflow.org/paddlejob",
+        "kubeflow.org/pytorchjob",
+        "kubeflow.org/tfjob",
+        "kubeflow.org/xgboostjob",
+        "kubeflow.org/jaxjob",
+        "ray.io/rayjob",
+        "ray.io/raycluster",
+        "ray.io/rayservice",
+        "workload.codeflare.dev/appwrapper",
+        "trainer.kubeflow.org/trainjob",
+        "sparkoperator.k8s.io/sparkapplication",
+        "pod",
+        "deployment",
+        "statefulset",
+        "leaderworkerset.x-k8s.io/leaderworkerset",
+    }
+)

@@ -30,11 +30,12 @@ WorkloadPriorityClass it names. Every job is reconciled again when leadership is
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 
 import pluggy
 
-from kq.config import KqConfig
+from kq.config import ConfigError, KqConfig
+from kq.jobframework.constants import KUEUE_FRAMEWORKS
 from kq.jobframework.interface import GenericJob
 from kq.jobframework.io_facts import Caches, FactSource, JobFrameworkOptions
 from kq.jobframework.io_reconciler import CONTROLLER, Enqueuer, JobKind, JobReconciler, log
@@ -189,6 +190,7 @@ async def _served_kinds(
     options: JobFrameworkOptions,
     informer_for: InformerFactory,
 ) -> dict[str, JobKind]:
+    _check_frameworks(options.frameworks, integrations)
     kinds = {}
     for framework, integration in integrations.items():
         if framework not in options.frameworks:
@@ -205,6 +207,22 @@ async def _served_kinds(
             continue
         kinds[framework] = JobKind(framework, integration, resource, informer_for(resource))
     return kinds
+
+
+def _check_frameworks(wanted: Sequence[str], integrations: Mapping[str, GenericJob]) -> None:
+    """Nothing named in ``integrations.frameworks`` is ignored without a word."""
+    missing = [f for f in wanted if f not in integrations]
+    unknown = [f for f in missing if f not in KUEUE_FRAMEWORKS]
+    if unknown:
+        raise ConfigError(
+            f"integrations.frameworks: unknown framework(s) {', '.join(unknown)} "
+            f"(kq integrates: {', '.join(sorted(integrations))})"
+        )
+    for framework in missing:
+        log.warning(
+            "kq has no integration for this Kueue framework: its jobs are not queued",
+            framework=framework,
+        )
 
 
 async def run_job_integrations(
