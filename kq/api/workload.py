@@ -68,6 +68,8 @@ class Workload:
     conditions: tuple[Condition, ...] = ()
     admission: Admission | None = None
     reclaimable_pods: Mapping[str, int] = field(default_factory=dict)
+    priority_class_source: str = ""
+    """Where the priority came from: a WorkloadPriorityClass, a pod PriorityClass, or ``""``."""
     key: str = field(init=False, repr=False, compare=False)
     """``namespace/name``, computed once: it is looked up on every queue and cache operation."""
 
@@ -110,6 +112,7 @@ class Workload:
             conditions,
             admission,
             self.reclaimable_pods,
+            self.priority_class_source,
         )
 
     def queue_order_time(self, eviction_timestamp: bool = True) -> float:
@@ -207,6 +210,7 @@ def parse_workload(obj: Mapping[str, Any]) -> Workload | Invalid:
             conditions=parse_conditions(status.get("conditions")),
             admission=_admission(status.get("admission")),
             reclaimable_pods=reclaimable,
+            priority_class_source=str(spec.get("priorityClassSource") or ""),
         )
     except (KeyError, TypeError, ValueError, QuantityError, ParseError) as error:
         return Invalid("Workload", name, "InvalidSpec", f"invalid spec: {error}")

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from kq.api.conditions import Condition, with_condition
+from kq.api.priority import POD_PRIORITY_CLASS_SOURCE, WORKLOAD_PRIORITY_CLASS_SOURCE
 from kq.api.workload import QUOTA_RESERVED, Workload
-from kq.cache.cache import Cache
+from kq.cache.cache import Cache, CachedWorkload
 from kq.queue.manager import QueueManager
 from kq.queue.requeue import RequeueReason
 from kq.scheduler.cycle import CycleResult, schedule
@@ -76,6 +77,8 @@ class Scheduler:
             self.queues.delete_workload(key)
             info = new_info(workload, workload.admission.cluster_queue)
             self.cache.add_workload(info, admitted=workload.is_admitted)
+            if cached is not None and not cached.assumed and _may_free_room(cached, workload):
+                self.queues.requeue_inadmissible(self.cache.cohort_tree_of(info.cluster_queue))
             return None
         if cached is not None and cached.assumed:
             return None  # our admission write is not visible yet; this event is older
@@ -115,3 +118,25 @@ class Scheduler:
         self.cache.forget_workload(key)
         if cached is not None:
             self.queues.requeue_inadmissible(self.cache.cohort_tree_of(cached.info.cluster_queue))
+
+
+def _may_free_room(old: CachedWorkload, new: Workload) -> bool:
+    """Whether a quota holder's update may let parked workloads in, as Kueue's workload
+    controller judges it: fewer pods in use (reclaimable pods of an admitted workload) or a
+    new priority, which changes who may preempt it. An assumed entry is our own admission,
+    still pending as far as the API is concerned, so it frees nothing."""
+    if old.admitted and new.is_admitted and old.info.obj.reclaimable_pods != new.reclaimable_pods:
+        return True
+    return _priority_changed(old.info.obj, new)
+
+
+def _priority_changed(old: Workload, new: Workload) -> bool:
+    """Only a WorkloadPriorityClass priority is followed; a pod PriorityClass's is fixed."""
+    if (
+        old.priority_class_source == POD_PRIORITY_CLASS_SOURCE
+        or new.priority_class_source != WORKLOAD_PRIORITY_CLASS_SOURCE
+    ):
+        return False
+    if new.priority_class_name and new.priority_class_name != old.priority_class_name:
+        return True
+    return new.priority != old.priority

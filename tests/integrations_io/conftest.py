@@ -291,7 +291,9 @@ def _webhooks(port: int, ns: str, suffix: str, ca: bytes) -> list[tuple[Resource
 
 
 @asynccontextmanager
-async def kq_stack(cluster: Cluster, work: Path) -> AsyncIterator[Stack]:
+async def kq_stack(
+    cluster: Cluster, work: Path, *, manage_jobs_without_queue_name: bool = False
+) -> AsyncIterator[Stack]:
     suffix = uuid.uuid4().hex[:6]
     ns = f"int-{suffix}"
     async with await KubeClient.connect(cluster.kubeconfig) as client:
@@ -320,6 +322,7 @@ async def kq_stack(cluster: Cluster, work: Path) -> AsyncIterator[Stack]:
                 namespace=ns,
                 frameworks=SANDBOX_FRAMEWORKS,
                 managed_jobs_namespace_selector={"matchLabels": {NAME_LABEL: ns}},
+                manage_jobs_without_queue_name=manage_jobs_without_queue_name,
             )
             await install_controllers(manager, config)
             controller = asyncio.create_task(_serve(manager), name="kq")
