@@ -59,15 +59,19 @@ def s1_jobset(name: str, replicas: int, *, suspend: bool = False) -> dict[str, A
 
 
 def s2_jobset(name: str) -> dict[str, Any]:
-    """S2's training JobSet: two 4x4 v6e slices, BlockingRecreate, no backoff."""
+    """S2's training JobSet: two 4x4 v6e slices, BlockingRecreate, no backoff, and the guide's
+    MaxText command, which declares no run time (the profile's default applies)."""
     obj = s1_jobset(name, 2)
     obj["spec"]["failurePolicy"] = {"maxRestarts": 10, "restartStrategy": "BlockingRecreate"}
     job = obj["spec"]["replicatedJobs"][0]["template"]["spec"]
     job.update(parallelism=4, completions=4)
-    job["template"]["spec"]["nodeSelector"] = {
+    pod = job["template"]["spec"]
+    pod["nodeSelector"] = {
         "cloud.google.com/gke-tpu-accelerator": "tpu-v6e-slice",
         "cloud.google.com/gke-tpu-topology": "4x4",
     }
+    pod["containers"][0]["command"] = ["python3", "MaxText/train.py", "MaxText/configs/base.yml",
+                                       "model_name=llama2-7b", "steps=300"]  # fmt: skip
     return obj
 
 

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterable
 from typing import Any
 
 import pytest
@@ -191,3 +192,146 @@ def test_success_policy_any() -> None:
     status = _status(reconcile_jobset(js, [done], NOW))
     assert status["terminalState"] == "Completed"
     assert status["conditions"][0]["reason"] == "AllJobsCompleted"
+
+
+def _two_rjobs() -> dict[str, Any]:
+    js = _with_uid(s1_jobset("x", 1))
+    leader = js["spec"]["replicatedJobs"][0]
+    js["spec"]["replicatedJobs"] = [{**leader, "name": "leader"}, {**leader, "name": "workers"}]
+    return js
+
+
+def _failed(js: dict[str, Any], rjob: int, when: str, reason: str, message: str = "") -> Any:
+    job = build_job(js, js["spec"]["replicatedJobs"][rjob], 0)
+    job["metadata"]["uid"] = f"uid-{rjob}"
+    stamp = f"2026-01-01T00:00:{when}Z"
+    job["status"] = {"conditions": [{"type": "Failed", "status": "True", "reason": reason,
+                                     "message": message, "lastTransitionTime": stamp}]}  # fmt: skip
+    return job
+
+
+def _events(actions: list[Any]) -> list[tuple[str, str]]:
+    return [(a.reason, a.message) for a in actions if isinstance(a, Event)]
+
+
+def test_the_first_matching_rule_wins_and_blames_its_earliest_job() -> None:
+    js = _two_rjobs()
+    js["spec"]["failurePolicy"]["rules"] = [
+        {"name": "workers-die", "action": "FailJobSet", "targetReplicatedJobs": ["workers"]},
+        {"action": "RestartJobSetAndIgnoreMaxRestarts"},
+    ]
+    early_leader = _failed(js, 0, "01", "BackoffLimitExceeded")
+    late_worker = _failed(js, 1, "09", "BackoffLimitExceeded")
+    actions = reconcile_jobset(js, [early_leader, late_worker], NOW)
+    status = _status(actions)
+    assert status["conditions"][0]["reason"] == "FailJobSetFailurePolicyAction"
+    assert status["conditions"][0]["message"] == (
+        "applying FailJobSet failure policy action (first failed job: x-workers-0)"
+    )
+    assert ("FailJobSetFailurePolicyAction", status["conditions"][0]["message"]) in _events(actions)
+
+    only_leader = _status(reconcile_jobset(js, [early_leader], NOW))
+    assert only_leader["restarts"] == 1  # rule 1 (no restriction): restart, budget untouched
+    assert only_leader["conditions"][0]["reason"] == "FailurePolicy_failurePolicyRule1"
+
+
+@pytest.mark.parametrize(
+    ("patterns", "restarts_free"),
+    [(["exit code 4[0-9]"], True), (["^Container"], True), (["exit code 7"], False),
+     (["(unclosed"], False)],
+)  # fmt: skip
+def test_rules_on_failure_message_patterns(patterns: list[str], restarts_free: bool) -> None:
+    js = _with_uid(s1_jobset("x", 1))
+    js["spec"]["failurePolicy"]["rules"] = [{
+        "action": "RestartJobSetAndIgnoreMaxRestarts", "onJobFailureReasons": ["PodFailurePolicy"],
+        "onJobFailureMessagePatterns": patterns}]  # fmt: skip
+    message = "Container jax-tpu for pod default/x-slice-0-0-ab failed with exit code 42"
+    status = _status(reconcile_jobset(js, [_failed(js, 0, "01", "PodFailurePolicy", message)], NOW))
+    assert status["restarts"] == 1
+    assert ("restartsCountTowardsMax" not in status) == restarts_free
+
+
+def test_restarting_condition_lifecycle() -> None:
+    js = _with_uid(s1_jobset("x", 1))
+    actions = reconcile_jobset(js, [_failed(js, 0, "01", "BackoffLimitExceeded")], NOW)
+    js["status"] = _status(actions)
+    restarting = condition(js, "RestartingJobSet")
+    assert restarting is not None
+    assert (restarting["status"], restarting["reason"], restarting["message"]) == (
+        "True", "DefaultFailurePolicy", "restarting jobset, attempt 1")  # fmt: skip
+    assert [r for r, _ in _events(actions)] == ["RestartJobSetFailurePolicyAction",
+                                                "DefaultFailurePolicy"]  # fmt: skip
+
+    # Another failure before the Jobs are ready again: the condition stays as it was.
+    js["status"]["conditions"] = [restarting]
+    again = _failed(js, 0, "05", "BackoffLimitExceeded")
+    again["metadata"]["labels"]["jobset.sigs.k8s.io/restart-attempt"] = "1"
+    second = reconcile_jobset(js, [again], NOW)
+    assert _status(second)["restarts"] == 2
+    assert [r for r, _ in _events(second)] == ["RestartJobSetFailurePolicyAction"]
+
+    ready = build_job(js, js["spec"]["replicatedJobs"][0], 0)
+    ready["metadata"]["uid"] = "ready"
+    ready["metadata"]["labels"]["jobset.sigs.k8s.io/restart-attempt"] = "1"
+    ready["status"] = {"ready": 2, "active": 2}
+    done = reconcile_jobset(js, [ready], NOW)
+    assert condition({"status": _status(done)}, "RestartingJobSet")["reason"] == "JobsReady"  # type: ignore[index]
+    assert ("JobsReady", "all jobs are ready") in _events(done)
+
+
+def test_a_failure_past_max_restarts_ends_the_restart() -> None:
+    js = _with_uid(s1_jobset("x", 1))
+    js["status"] = {
+        "restarts": 4,
+        "restartsCountTowardsMax": 4,
+        "conditions": [
+            {"type": "RestartingJobSet", "status": "True", "reason": "DefaultFailurePolicy"}
+        ],
+    }
+    job = _failed(js, 0, "01", "BackoffLimitExceeded")
+    job["metadata"]["labels"]["jobset.sigs.k8s.io/restart-attempt"] = "4"
+    status = _status(reconcile_jobset(js, [job], NOW))
+    assert {c["type"]: c["reason"] for c in status["conditions"]} == {
+        "RestartingJobSet": "JobSetFailed", "Failed": "ReachedMaxRestarts"}  # fmt: skip
+
+
+class _Recorder(World):
+    """A World that checks BlockingRecreate: no Job of a new attempt while an older one exists."""
+
+    created: list[str]
+
+    def apply(self, actions: Iterable[Any]) -> int:
+        changed = 0
+        for action in actions:
+            if isinstance(action, Create) and action.obj["kind"] == "Job":
+                attempt = int(labels_of(action.obj)["jobset.sigs.k8s.io/restart-attempt"])
+                older = [
+                    j["metadata"]["name"]
+                    for j in self.of_kind("Job")
+                    if int(labels_of(j)["jobset.sigs.k8s.io/restart-attempt"]) < attempt
+                ]
+                assert older == [], f"attempt {attempt} created while {older} remain"  # fmt: skip
+                self.created.append(f"{action.obj['metadata']['name']}@{attempt}")
+            changed += super().apply([action])
+        return changed
+
+
+def test_blocking_recreate_and_max_restarts_on_the_simulated_cluster() -> None:
+    w = _Recorder()
+    w.created = []
+    for n in node_objects(load_profile("s1"), w.clock.now()):
+        w.add(n)
+    js = s1_jobset("x", 2)
+    js["spec"]["failurePolicy"] = {"maxRestarts": 2, "restartStrategy": "BlockingRecreate"}
+    pod_template = js["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]
+    pod_template["metadata"] = {"annotations": {"kq.dev/exit-code": "1"}}
+    w.add(js)
+    w.run(lambda w: bool((w.get("JobSet", "x").get("status") or {}).get("terminalState")))
+    status = w.get("JobSet", "x")["status"]
+    assert (status["restarts"], status["restartsCountTowardsMax"]) == (2, 2)
+    assert condition(w.get("JobSet", "x"), "Failed")["reason"] == "ReachedMaxRestarts"  # type: ignore[index]
+    assert w.created == [f"x-slice-{i}@{a}" for a in range(3) for i in range(2)]
+    reasons = [e.reason for e in w.events if e.regarding.kind == "JobSet"]
+    restart = ["RestartJobSetFailurePolicyAction", "DefaultFailurePolicy", "JobsReady"]
+    # Each attempt's Jobs got ready before their pods failed; the last failure ends it all.
+    assert reasons == [*restart, *restart, "ReachedMaxRestarts"]

@@ -3,6 +3,8 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any
 
+import pytest
+
 from kq.sandbox.cluster.actions import Event, Patch
 from kq.sandbox.cluster.node_lifecycle import (
     HEARTBEAT_SECONDS,
@@ -74,3 +76,67 @@ def test_next_heartbeat_skips_unreachable_nodes() -> None:
     assert next_heartbeat([node("a")]) == NOW + timedelta(seconds=HEARTBEAT_SECONDS)
     gone = merge_patch(node("b"), fail_node(node("b")).patch)
     assert next_heartbeat([gone]) is None
+
+
+def _by_hand(n: dict[str, Any], status: str) -> dict[str, Any]:
+    """What `kubectl patch node --subresource status` setting Ready would leave."""
+    conditions = [dict(c) for c in n["status"]["conditions"]]
+    conditions[-1].update(status=status, reason="ManualFailure", message="set by hand")
+    return merge_patch(n, {"status": {"conditions": conditions}})  # type: ignore[no-any-return]
+
+
+def _taint_keys(n: dict[str, Any]) -> set[tuple[str, str]]:
+    return {(t["key"], t["effect"]) for t in n["spec"].get("taints") or ()}
+
+
+@pytest.mark.parametrize(
+    ("status", "key"),
+    [("False", "node.kubernetes.io/not-ready"), ("Unknown", "node.kubernetes.io/unreachable")],
+)
+def test_a_ready_condition_set_by_hand_taints_and_is_left_alone(status: str, key: str) -> None:
+    down, events = _apply(_by_hand(node("n"), status), 5)
+    assert events == ["NodeNotReady"]
+    assert _taint_keys(down) == {(key, "NoSchedule"), (key, "NoExecute")}
+    no_execute = next(t for t in down["spec"]["taints"] if t["effect"] == "NoExecute")
+    assert no_execute["timeAdded"] == "2026-01-01T00:00:05Z"
+    assert "timeAdded" not in next(t for t in down["spec"]["taints"] if t["effect"] == "NoSchedule")
+    later, _ = _apply(down, 3600)  # no heartbeat overwrites it
+    assert condition(later, "Ready")["reason"] == "ManualFailure"  # type: ignore[index]
+    assert next_heartbeat([later]) is None
+
+    back, events = _apply(_by_hand(later, "True"), 3700)  # Ready set True again by hand
+    assert events == ["NodeReady"]
+    assert _taint_keys(back) == set()
+    assert next_heartbeat([back]) is not None
+
+
+def test_recover_heals_a_node_failed_by_hand_and_drops_its_mark() -> None:
+    down, _ = _apply(_by_hand(node("n"), "Unknown"), 5)
+    marked = merge_patch(down, recover_node(down).patch)
+    healed, events = _apply(marked, 10)
+    assert events == ["NodeReady"]
+    assert {c["type"]: c["status"] for c in healed["status"]["conditions"]} == {
+        "MemoryPressure": "False", "DiskPressure": "False", "PIDPressure": "False",
+        "Ready": "True"}  # fmt: skip
+    assert "kq.dev/simulated-failure" not in healed["metadata"]["annotations"]
+    assert "taints" not in healed["spec"]
+    assert reconcile_nodes([healed], NOW + timedelta(seconds=11)) == []
+
+
+def test_unreachable_recovery_restores_every_condition() -> None:
+    n = merge_patch(node("n"), fail_node(node("n")).patch)
+    failed, _ = _apply(n, 5)
+    assert {c["status"] for c in failed["status"]["conditions"]} == {"Unknown"}
+    healed, _ = _apply(merge_patch(failed, recover_node(failed).patch), 50)
+    pressure = condition(healed, "MemoryPressure")
+    assert pressure is not None
+    assert (pressure["status"], pressure["reason"]) == ("False", "KubeletHasSufficientMemory")
+    assert pressure["lastTransitionTime"] == "2026-01-01T00:00:50Z"
+
+
+def test_not_ready_then_unreachable_swaps_the_taints() -> None:
+    n, _ = _apply(merge_patch(node("n"), fail_node(node("n"), "NotReady").patch), 5)
+    n, events = _apply(merge_patch(n, fail_node(n, "Unreachable").patch), 60)
+    assert events == []  # still not ready: no new event
+    assert _taint_keys(n) == {("node.kubernetes.io/unreachable", "NoSchedule"),
+                              ("node.kubernetes.io/unreachable", "NoExecute")}  # fmt: skip

@@ -93,3 +93,16 @@ def test_validation_names_the_field(pool: dict, field: str) -> None:  # type: ig
 def test_unknown_name_lists_builtins() -> None:
     with pytest.raises(ProfileError, match="s1, s2, s3, s4"):
         load_profile("nope")
+
+
+def test_default_run_seconds() -> None:
+    """S2's training containers declare no run time: its profile keeps them going for an hour."""
+    assert load_profile("s2").default_run_seconds == 3600
+    assert {load_profile(n).default_run_seconds for n in ("s1", "s3", "s4")} == {5}
+    pools = [{"name": "p", "capacity": {"cpu": "1", "memory": "1Gi"}}]
+    assert (
+        parse_profile({"nodePools": pools, "defaultRunSeconds": 90}, "x").default_run_seconds == 90
+    )
+    for bad in (-1, "long", True):
+        with pytest.raises(ProfileError, match=r"x\.yaml: defaultRunSeconds"):
+            parse_profile({"nodePools": pools, "defaultRunSeconds": bad}, "x.yaml")

@@ -94,8 +94,7 @@ def test_queued_provisioning_creates_booked_nodes_after_a_delay() -> None:
     w.settle()
     assert _cond(w, "job-dws-prov-1", "CapacityRevoked") == ("True", "MaxRunDurationExceeded")
     assert _gpu_nodes(w) == []
-    lost = w.get("Pod", "consumer")
-    assert lost["status"]["phase"] == "Failed"
+    assert w.find("Pod", "consumer") is None  # pod GC failed and removed it with its node
 
 
 def test_unused_booking_expires_and_nodes_go_away() -> None:

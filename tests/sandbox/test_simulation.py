@@ -97,12 +97,16 @@ def test_pool_failure_restarts_on_healthy_pools(world: World) -> None:
     pools = _pools_by_job(world)
     failed_pool = sorted(pools["multislice-2slice-slice-0"])[0]
     world.clock.advance(10)
+    failed_at = world.clock.now()
     nodes = pool_nodes(world.of_kind("Node"), failed_pool)
     world.apply(fail_node(n) for n in nodes)
-    world.settle()
+    # slice-1 completes after its 60 s; slice-0's pods sit on a dead kubelet until the taint
+    # manager evicts them 300 s after the taint, which fails slice-0 and restarts the JobSet.
+    world.run(lambda w: _restarts(w, "multislice-2slice") == 1)
+    assert (world.clock.now() - failed_at).total_seconds() == 300
+    world.run(lambda w: len(_pools_by_job(w)) == 2)
 
     js = world.get("JobSet", "multislice-2slice")
-    assert js["status"]["restarts"] == 1
     assert js["status"]["restartsCountTowardsMax"] == 1
     pools = _pools_by_job(world)
     assert set(pools) == {"multislice-2slice-slice-0", "multislice-2slice-slice-1"}
@@ -117,6 +121,10 @@ def test_pool_failure_restarts_on_healthy_pools(world: World) -> None:
     world.apply(recover_node(n) for n in pool_nodes(world.of_kind("Node"), failed_pool))
     world.run(lambda w: _done(w, "multislice-2slice"))
     assert world.get("JobSet", "multislice-2slice")["status"]["restarts"] == 1
+
+
+def _restarts(w: World, name: str) -> int:
+    return int((w.get("JobSet", name).get("status") or {}).get("restarts") or 0)
 
 
 def test_restarts_exhausted_fail_the_jobset(world: World) -> None:
@@ -137,8 +145,9 @@ def test_restarts_exhausted_fail_the_jobset(world: World) -> None:
 
 def test_s2_hot_swap_at_pod_level() -> None:
     """A failed slice restarts `high` on healthy slices only, once `low` makes room."""
-    w = World(ManualClock())
-    for node in node_objects(load_profile("s2"), w.clock.now()):
+    profile = load_profile("s2")
+    w = World(ManualClock(), profile)  # its defaultRunSeconds keeps both training for an hour
+    for node in node_objects(profile, w.clock.now()):
         w.add(node)
     w.add(s2_jobset("low"))
     w.add(s2_jobset("high"))
@@ -150,8 +159,7 @@ def test_s2_hot_swap_at_pod_level() -> None:
     w.clock.advance(5)
     failed_pool = next(iter(pools["high-slice-0"]))
     w.apply(fail_node(n) for n in pool_nodes(w.of_kind("Node"), failed_pool))
-    w.settle()
-    assert w.get("JobSet", "high")["status"]["restarts"] == 1
+    w.run(lambda w: _restarts(w, "high") == 1 and not _old_jobs(w, "high"))
     pending = [p for p in w.of_kind("Pod") if not p["spec"].get("nodeName")]
     assert len(pending) == 4  # one child Job waits: the only free healthy slice is taken
     message = condition(pending[0], "PodScheduled")["message"]  # type: ignore[index]
@@ -172,7 +180,15 @@ def test_s2_hot_swap_at_pod_level() -> None:
     pools = _pools_by_job(w)
     assert len(pools) == 4
     _assert_exclusive(pools)
-    w.run(lambda w: _done(w, "high") and _done(w, "low"))
+    w.run(lambda w: _done(w, "high") and _done(w, "low"), max_seconds=2 * 3600)
+
+
+def _old_jobs(w: World, name: str) -> list[str]:
+    """Child Jobs of an earlier attempt still around (BlockingRecreate waits for them)."""
+    attempt = str(_restarts(w, name))
+    return [str(j["metadata"]["name"]) for j in w.of_kind("Job")
+            if labels_of(j)["jobset.sigs.k8s.io/jobset-name"] == name
+            and labels_of(j)["jobset.sigs.k8s.io/restart-attempt"] != attempt]  # fmt: skip
 
 
 def _all_actions(w: World) -> list[object]:
@@ -213,8 +229,9 @@ def test_infrastructure_failures_restart_without_spending_the_budget(world: Worl
     world.add(js)
     world.settle()
     pool = next(iter(_pools_by_job(world)["multislice-1slice-slice-0"]))
+    # The pods never finish on a dead kubelet; evicted, they end Failed with DisruptionTarget.
     world.apply(fail_node(n) for n in pool_nodes(world.of_kind("Node"), pool))
-    world.settle()
+    world.run(lambda w: _restarts(w, "multislice-1slice") == 1 and bool(_pools_by_job(w)))
     status = world.get("JobSet", "multislice-1slice")["status"]
     assert status["restarts"] == 1
     assert "restartsCountTowardsMax" not in status

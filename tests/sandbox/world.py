@@ -15,9 +15,10 @@ from typing import Any
 
 from kq.sandbox.cluster.actions import Action, Create, Event, Obj, Patch, meta
 from kq.sandbox.cluster.clock import ManualClock, rfc3339
+from kq.sandbox.cluster.eviction import next_eviction, reconcile_evictions
 from kq.sandbox.cluster.job_controller import deadline, reconcile_job, release_orphans
 from kq.sandbox.cluster.jobset_controller import reconcile_jobset
-from kq.sandbox.cluster.kubelet import next_wakeup, reconcile_pods
+from kq.sandbox.cluster.kubelet import DEFAULT_RUN_SECONDS, next_wakeup, reconcile_pods
 from kq.sandbox.cluster.mpijob_controller import reconcile_mpijob
 from kq.sandbox.cluster.node_lifecycle import reconcile_nodes
 from kq.sandbox.cluster.profiles import Profile
@@ -48,6 +49,7 @@ class World:
     def __init__(self, clock: ManualClock | None = None, profile: Profile | None = None) -> None:
         self.clock = clock or ManualClock()
         self.profile = profile  # with a profile, the simulated autoscaler runs too
+        self.run_seconds = profile.default_run_seconds if profile else DEFAULT_RUN_SECONDS
         self.objects: dict[Key, Obj] = {}
         self.events: list[Event] = []
         self._serial = 0
@@ -186,6 +188,7 @@ class World:
         """Run every controller once, applying each one's actions before the next runs."""
         now = self.clock.now
         changed = self.apply(reconcile_nodes(self.of_kind("Node"), now()))
+        changed += self.apply(reconcile_evictions(self.of_kind("Pod"), self.of_kind("Node"), now()))
         if self.profile is not None:
             changed += self.apply(
                 reconcile_provisioning(self.of_kind("ProvisioningRequest"),
@@ -193,7 +196,9 @@ class World:
                                        self.of_kind("Pod"), self.profile, now())
             )  # fmt: skip
         changed += self.apply(schedule(self.of_kind("Pod"), self.of_kind("Node"), now()))
-        changed += self.apply(reconcile_pods(self.of_kind("Pod"), self.of_kind("Node"), now()))
+        changed += self.apply(
+            reconcile_pods(self.of_kind("Pod"), self.of_kind("Node"), now(), self.run_seconds)
+        )
         for job in self.of_kind("Job"):
             changed += self.apply(reconcile_job(job, self.of_kind("Pod"), now()))
         changed += self.apply(release_orphans(self.of_kind("Pod"), self.of_kind("Job")))
@@ -218,9 +223,13 @@ class World:
         raise AssertionError("the world did not settle")
 
     def next_wakeup(self) -> datetime | None:
-        """The earliest time-driven change: a pod's end, a Job deadline, an autoscaler step."""
+        """The earliest time-driven change: a pod's end or eviction, a Job deadline, an autoscaler
+        step."""
         now = self.clock.now()
-        moments = [next_wakeup(self.of_kind("Pod"))]
+        moments = [
+            next_wakeup(self.of_kind("Pod"), self.run_seconds),
+            next_eviction(self.of_kind("Pod"), self.of_kind("Node")),
+        ]
         moments += [deadline(job) for job in self.of_kind("Job")]
         moments += [shutdown_at(rayjob) for rayjob in self.of_kind("RayJob")]
         if self.profile is not None:

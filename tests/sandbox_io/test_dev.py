@@ -3,100 +3,29 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 import time
 import uuid
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
-from dataclasses import dataclass
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, TypeVar
 
 import pytest
 import yaml
 
-from kq.sandbox.readyline import wait_for_kubeconfig
 from tests.harness import REPO
+from tests.sandbox_io.devproc import Dev, running_dev, until
 
 SPEED = 60
 POOL = "cloud.google.com/gke-nodepool"
 JOB_NAME = "batch.kubernetes.io/job-name"
 ATTEMPT = "jobset.sigs.k8s.io/restart-attempt"
-READY_TIMEOUT_S = 30.0
-T = TypeVar("T")
 
 pytestmark = pytest.mark.slow
 
 
-@dataclass(frozen=True)
-class Dev:
-    """A running `kq dev`: its data directory and kubeconfig."""
-
-    data_dir: Path
-    kubeconfig: Path
-    cache: Path
-
-    def kubectl(self, *args: str, input: str | None = None) -> str:
-        env = {**os.environ, "KUBECONFIG": str(self.kubeconfig), "KUBECACHEDIR": str(self.cache)}
-        done = subprocess.run(["kubectl", *args], input=input, capture_output=True, text=True,
-                              env=env, timeout=60, check=False)  # fmt: skip
-        assert done.returncode == 0, f"kubectl {' '.join(args)}: {done.stderr}"
-        return done.stdout
-
-    def items(self, what: str, namespace: str) -> list[dict[str, Any]]:
-        listed: list[dict[str, Any]] = json.loads(
-            self.kubectl("get", what, "-n", namespace, "-o", "json")
-        )["items"]
-        return listed
-
-    def kq(self, *args: str) -> str:
-        done = subprocess.run([sys.executable, "-m", "kq", "dev", *args, "--data-dir",
-                               str(self.data_dir)], capture_output=True, text=True, cwd=REPO,
-                              timeout=60, check=False)  # fmt: skip
-        assert done.returncode == 0, done.stderr
-        return done.stdout
-
-
-@contextmanager
-def running_dev(work: Path, *extra: str) -> Iterator[Dev]:
-    """`kq dev --no-controller` on the s1 profile with its state in ``work/data``."""
-    data_dir = work / "data"
-    log_path = work / "kq-dev.log"
-    with log_path.open("a") as log:
-        process = subprocess.Popen(
-            [sys.executable, "-m", "kq", "dev", "--no-controller", "--data-dir", str(data_dir),
-             "--speed", str(SPEED), "--profile", "s1", *extra],
-            stdout=subprocess.PIPE, stderr=log, text=True, cwd=REPO,
-        )  # fmt: skip
-        try:
-            kubeconfig = wait_for_kubeconfig(process, log_path, READY_TIMEOUT_S)
-            yield Dev(data_dir, kubeconfig, work / "kubectl-cache")
-        finally:
-            process.terminate()
-            try:
-                assert process.wait(timeout=15) == 0  # SIGTERM is a clean stop
-            finally:
-                process.kill()
-                if process.stdout is not None:
-                    process.stdout.close()
-
-
 @pytest.fixture(scope="module")
 def dev(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Dev]:
-    with running_dev(tmp_path_factory.mktemp("kq-dev"), "--fresh") as handle:
+    with running_dev(tmp_path_factory.mktemp("kq-dev"), "--fresh", speed=SPEED) as handle:
         yield handle
-
-
-def _until(check: Callable[[], T | None], timeout: float = 30.0, what: str = "") -> T:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        result = check()
-        if result:
-            return result
-        time.sleep(0.1)
-    raise AssertionError(f"timed out waiting for {what or check}")
 
 
 def _namespace(dev: Dev) -> str:
@@ -142,7 +71,7 @@ def _running(dev: Dev, namespace: str, jobs: int, attempt: str = "0") -> dict[st
         pools = _pools(dev, namespace, attempt=attempt)
         return pools if len(pools) == jobs and all(len(p) for p in pools.values()) else None
 
-    return _until(check, what=f"{jobs} running child Jobs")
+    return until(check, what=f"{jobs} running child Jobs")
 
 
 def _exclusive(pools: dict[str, set[str]]) -> None:
@@ -176,12 +105,12 @@ def test_s1_jobsets_run_one_child_job_per_pool(dev: Dev) -> None:
     dev.kubectl("apply", "-n", ns, "-f", "-", input=_s1_jobsets("multislice-3slice"))
     pools = _running(dev, ns, 3)
     _exclusive(pools)
-    _until(lambda: _terminal(dev, ns, "multislice-3slice"), what="multislice-3slice")
+    until(lambda: _terminal(dev, ns, "multislice-3slice"), what="multislice-3slice")
     three = time.monotonic() - started
 
     dev.kubectl("apply", "-n", ns, "-f", "-",
                 input=_s1_jobsets("multislice-1slice", "multislice-2slice"))  # fmt: skip
-    _until(lambda: _terminal(dev, ns, "multislice-1slice", "multislice-2slice"), what="S1")
+    until(lambda: _terminal(dev, ns, "multislice-1slice", "multislice-2slice"), what="S1")
     succeeded = _pools(dev, ns, "Succeeded")
     assert set(succeeded) == {"multislice-3slice-slice-0", "multislice-3slice-slice-1",
                               "multislice-3slice-slice-2", "multislice-1slice-slice-0",
@@ -211,7 +140,7 @@ def test_pool_failure_restarts_the_jobset_on_healthy_pools(dev: Dev) -> None:
     failed_pool = next(iter(pools["multislice-2slice-slice-0"]))
     assert dev.kq("pool", "fail", failed_pool).startswith("failed: ")
     try:
-        _until(lambda: (dev.items("jobsets", ns)[0].get("status") or {}).get("restarts") == 1,
+        until(lambda: (dev.items("jobsets", ns)[0].get("status") or {}).get("restarts") == 1,
                what="a JobSet restart")  # fmt: skip
         pools = _running(dev, ns, 2, attempt="1")
         _exclusive(pools)
@@ -224,7 +153,7 @@ def test_pool_failure_restarts_the_jobset_on_healthy_pools(dev: Dev) -> None:
         assert "NotReady" in dev.kubectl("get", "nodes", "-l", f"{POOL}={failed_pool}")
     finally:
         assert dev.kq("pool", "recover", failed_pool).startswith("recovered: ")
-    _until(lambda: _terminal(dev, ns, "multislice-2slice"), what="the restarted JobSet")
+    until(lambda: _terminal(dev, ns, "multislice-2slice"), what="the restarted JobSet")
     assert dev.items("jobsets", ns)[0]["status"]["restarts"] == 1
 
 

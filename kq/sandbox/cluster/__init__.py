@@ -6,7 +6,9 @@ Every controller takes plain API dicts plus a clock reading and returns a list o
 - ``clock``: accelerated sandbox time; ``apitime``: wall time in the API, sandbox time inside
 - ``profiles`` + ``nodes``: node pools and Node objects
 - ``node_lifecycle``: heartbeats, simulated failures, condition taints
-- ``scheduling``: pod placement and binding; ``exclusive``: JobSet exclusive-placement affinity
+- ``eviction``: pods on failed nodes (MarkPodsNotReady, taint-manager eviction, pod GC)
+- ``scheduling``: pod placement and binding (``nodeaffinity``: node selectors and affinity);
+  ``exclusive``: JobSet exclusive-placement affinity
 - ``kubelet``: pod phases and container states over time
 - ``job_controller`` (+ ``pod_failure_policy``), ``jobset_controller``
 - ``rayjob_controller`` + ``raycluster_controller``, ``mpijob_controller``; ``names``: suffixes

@@ -27,7 +27,7 @@ from kq.runtime.events import EventRecorder
 from kq.runtime.informer import Informer
 from kq.runtime.resources import JOBS, PODS, Resource
 from kq.runtime.store import Change, EventType, object_key
-from kq.sandbox.cluster import job_controller, kubelet, node_lifecycle, provisioning
+from kq.sandbox.cluster import eviction, job_controller, kubelet, node_lifecycle, provisioning
 from kq.sandbox.cluster import rayjob_controller as rayjobs
 from kq.sandbox.cluster.actions import Action, Create, Delete, Event, Obj, Patch, Ref, meta
 from kq.sandbox.cluster.apitime import ApiTime
@@ -132,6 +132,7 @@ class _Driver:
         self.profile = profile
         self.clock = clock
         self.settings = settings
+        self.run_seconds = profile.default_run_seconds
         self.resources: dict[str, Resource] = {"Node": NODES, "Pod": PODS, "Job": JOBS}
         self.informers: dict[str, Informer] = {}
         self.overlay: dict[tuple[str, str], _Written] = {}
@@ -380,6 +381,10 @@ class _Driver:
         now = self.clock.now
         self.api_time.retain(self._uids())
         await self._run(node_lifecycle.reconcile_nodes(self.view("Node"), now()), per_object=True)
+        await self._run(
+            eviction.reconcile_evictions(self.view("Pod"), self.view("Node"), now()),
+            per_object=True,
+        )
         if "ProvisioningRequest" in self.informers:
             await self._run(provisioning.reconcile_provisioning(
                 self.view("ProvisioningRequest"), self.view("PodTemplate"), self.view("Node"),
@@ -387,7 +392,8 @@ class _Driver:
             ))  # fmt: skip
         await self._run(schedule(self.view("Pod"), self.view("Node"), now()), per_object=True)
         await self._run(
-            kubelet.reconcile_pods(self.view("Pod"), self.view("Node"), now()), per_object=True
+            kubelet.reconcile_pods(self.view("Pod"), self.view("Node"), now(), self.run_seconds),
+            per_object=True,
         )
         # Each Job (JobSet) only reads its own pods (Jobs): one view serves them all.
         pods = self.view("Pod")
@@ -418,8 +424,9 @@ class _Driver:
     def next_wakeup(self, since: datetime) -> datetime | None:
         """The earliest time-driven change after ``since`` (the start of the last pass)."""
         moments = [
-            kubelet.next_wakeup(self.view("Pod")),
+            kubelet.next_wakeup(self.view("Pod"), self.run_seconds),
             node_lifecycle.next_heartbeat(self.view("Node")),
+            eviction.next_eviction(self.view("Pod"), self.view("Node")),
             *(job_controller.deadline(job) for job in self.view("Job")),
             *(rayjobs.shutdown_at(rayjob) for rayjob in self.view("RayJob")),
         ]
@@ -506,9 +513,9 @@ async def run_simulated_cluster(
 
     Registers the profile's missing Nodes, watches Nodes, Pods, Jobs and, when served, JobSets,
     RayJobs, RayClusters, MPIJobs (with ConfigMaps) and ProvisioningRequests (with PodTemplates),
-    and plays scheduler, kubelet, node lifecycle, Job, JobSet, RayJob, RayCluster, MPIJob and
-    autoscaler controllers on ``clock``'s time. ``ready`` is set once the caches
-    are synced and the nodes exist. API errors never end it: failed actions are retried on a
+    and plays scheduler, kubelet, node lifecycle, taint manager, Job, JobSet, RayJob,
+    RayCluster, MPIJob and autoscaler controllers on ``clock``'s time. ``ready`` is set once the
+    caches are synced and the nodes exist. API errors never end it: failed actions are retried on a
     later pass. Node failures are injected with :func:`set_failure`.
     """
     driver = _Driver(client, profile, clock, settings)

@@ -4,17 +4,20 @@ Child Jobs are ``<jobset>-<replicatedJob>-<index>`` and carry the ``jobset.sigs.
 labels and annotations, on the Job and on its pod template. A restart bumps ``status.restarts``;
 Jobs whose ``restart-attempt`` label is older are deleted (foreground) and recreated, right away
 per name under ``Recreate``, only once every old Job is gone under ``BlockingRecreate``.
-Every condition change is also recorded as an Event whose reason is the condition's reason.
+Failure policy rules are tried in order; the first rule some failed Job matches (reason, message
+pattern, replicatedJob) decides, blaming the earliest failed Job it matches. Every condition
+change is also recorded as an Event whose reason and message are the condition's.
 """
 
 from __future__ import annotations
 
 import copy
 import hashlib
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, Literal
 
 from kq.sandbox.cluster.actions import (
     Action,
@@ -83,19 +86,23 @@ class _Pass:
         return Ref.of(self.jobset)
 
     def set_condition(self, type_: str, status: str, reason: str, message: str) -> None:
-        """Set a condition; a change is also announced with an Event, as upstream does."""
+        """Set a condition; a change of status is also announced with an Event, as upstream's
+        setCondition does (the same status again, whatever its reason, changes nothing)."""
         current = next((c for c in self.conditions if c["type"] == type_), None)
-        if current and current.get("status") == status and current.get("reason") == reason:
+        if current and current.get("status") == status:
             return
         stamp = rfc3339(self.now)
         new = {"type": type_, "status": status, "reason": reason, "message": message,
                "lastTransitionTime": stamp}  # fmt: skip
         self.conditions = [c for c in self.conditions if c["type"] != type_] + [new]
-        if status == "True" or type_ == "Suspended":
-            if type_ == "Failed":
-                self.actions.append(Event(self.ref, reason, message, "Warning", SOURCE))
-            else:
-                self.actions.append(Event(self.ref, reason, message, "Normal", SOURCE))
+        kind: Literal["Normal", "Warning"] = "Warning" if type_ == "Failed" else "Normal"
+        self.actions.append(Event(self.ref, reason, message, kind, SOURCE))
+
+    def end_restart(self, reason: str, message: str) -> None:
+        """A restart in progress ends: the JobSet finished or was suspended first."""
+        current = next((c for c in self.conditions if c["type"] == "RestartingJobSet"), None)
+        if current is not None and current.get("status") == "True":
+            self.set_condition("RestartingJobSet", "False", reason, message)
 
 
 def _keys(
@@ -177,30 +184,53 @@ def _resume_patch(job: Mapping[str, Any], rjob: Mapping[str, Any]) -> Obj:
     return {"spec": {"suspend": False, "template": template}}
 
 
-def _policy_action(jobset: Mapping[str, Any], failed: Mapping[str, Any]) -> tuple[str, str]:
-    """(action, rule name) for a failed Job: the first matching rule, else RestartJobSet."""
-    policy = (jobset.get("spec") or {}).get("failurePolicy") or {}
-    reason = str((condition(failed, "Failed") or {}).get("reason", ""))
-    rjob = labels_of(failed).get(REPLICATED_JOB_NAME, "")
+def _rule_applies(rule: Mapping[str, Any], job: Mapping[str, Any]) -> bool:
+    failed = condition(job, "Failed") or {}
+    reasons = rule.get("onJobFailureReasons") or []
+    if reasons and failed.get("reason") not in reasons:
+        return False
+    patterns = rule.get("onJobFailureMessagePatterns") or []
+    message = str(failed.get("message") or "")
+    if patterns and not any(_search(str(p), message) for p in patterns):
+        return False
+    rjob = labels_of(job).get(REPLICATED_JOB_NAME, "")
+    targets = rule.get("targetReplicatedJobs") or []
+    return bool(rjob) and (not targets or rjob in targets)
+
+
+def _search(pattern: str, text: str) -> bool:
+    """An RE2 pattern matched anywhere in ``text`` (Python's syntax covers what RE2 accepts)."""
+    try:
+        return re.search(pattern, text) is not None
+    except re.error:
+        return False  # upstream's webhook refuses it; here it just never matches
+
+
+def _earliest(jobs: Sequence[Obj]) -> Obj:
+    return min(jobs, key=lambda j: (str((condition(j, "Failed") or {}).get(
+        "lastTransitionTime", "")), str(meta(j)["name"])))  # fmt: skip
+
+
+def _policy_action(policy: Mapping[str, Any], failed: Sequence[Obj]) -> tuple[str, str, Obj]:
+    """(action, rule name, blamed Job): the first rule any failed Job matches, else the default
+    RestartJobSet blaming the earliest failure."""
     for i, rule in enumerate(policy.get("rules") or ()):
-        reasons = rule.get("onJobFailureReasons") or []
-        targets = rule.get("targetReplicatedJobs") or []
-        if (not reasons or reason in reasons) and (not targets or rjob in targets):
-            return str(rule["action"]), str(rule.get("name") or f"failurePolicyRule{i}")
-    return "RestartJobSet", ""
+        matching = [j for j in failed if _rule_applies(rule, j)]
+        if matching:
+            name = str(rule.get("name") or f"failurePolicyRule{i}")
+            return str(rule["action"]), name, _earliest(matching)
+    return "RestartJobSet", "", _earliest(failed)
 
 
 def _handle_failure(p: _Pass, failed: Sequence[Obj], status: Obj) -> None:
-    """Apply the failure policy to the earliest failed Job."""
-    spec = p.jobset.get("spec") or {}
-    first = min(failed, key=lambda j: (str((condition(j, "Failed") or {}).get(
-        "lastTransitionTime", "")), str(meta(j)["name"])))  # fmt: skip
-    blame = f"(first failed job: {meta(first)['name']})"
-    policy = spec.get("failurePolicy")
+    """Apply the failure policy to the Jobs of the current attempt that failed."""
+    policy = (p.jobset.get("spec") or {}).get("failurePolicy")
     if policy is None:
+        blame = f"(first failed job: {meta(_earliest(failed))['name']})"
         _fail(p, status, "FailedJobs", f"jobset failed due to one or more job failures {blame}")
         return
-    action, rule = _policy_action(p.jobset, first)
+    action, rule, first = _policy_action(policy, failed)
+    blame = f"(first failed job: {meta(first)['name']})"
     if action == "FailJobSet":
         message = f"applying FailJobSet failure policy action {blame}"
         _fail(p, status, "FailJobSetFailurePolicyAction", message)
@@ -233,6 +263,7 @@ def _handle_failure(p: _Pass, failed: Sequence[Obj], status: Obj) -> None:
 def _fail(p: _Pass, status: Obj, reason: str, message: str) -> None:
     status["terminalState"] = "Failed"
     p.set_condition("Failed", "True", reason, message)
+    p.end_restart("JobSetFailed", "jobset failed")
 
 
 def _replicated_status(rjobs: Sequence[Mapping[str, Any]], jobs: Sequence[Obj]) -> list[Obj]:
@@ -299,12 +330,14 @@ def reconcile_jobset(jobset: Obj, jobs: Sequence[Obj], now: datetime) -> list[Ac
     if _succeeded(spec, rstatus):
         status["terminalState"] = "Completed"
         p.set_condition("Completed", "True", "AllJobsCompleted", "jobset completed successfully")
+        p.end_restart("JobSetCompleted", "jobset completed successfully")
         return _finish(p, old, status, rstatus)
 
     _sync_jobs(p, rjobs, current, previous)
     suspended = bool(spec.get("suspend"))
     if suspended:
         p.set_condition("Suspended", "True", "SuspendedJobs", "jobset is suspended")
+        p.end_restart("JobSetSuspended", "jobset is suspended")
     elif condition(jobset, "Suspended") is not None:
         p.set_condition("Suspended", "False", "ResumeJobs", "jobset is resumed")
     total = sum(_replicas(r) for r in rjobs)

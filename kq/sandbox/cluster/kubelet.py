@@ -1,10 +1,17 @@
 """A fake kubelet: drives bound pods Pending → Running → Succeeded/Failed on sandbox time.
 
-Run time comes from the ``kq.dev/run-seconds`` annotation, else a trailing ``sleep N`` in the
-container command/args (or the ``sleep`` image's duration argument), else a default. Exit codes
-come from ``kq.dev/exit-code``. Pods on a lost node fail at once with a ``DisruptionTarget``
-condition: the taint manager's eviction without the default 300 s toleration, which is what a
-simulated hot swap needs.
+How long a container runs, first rule that applies:
+1. the pod's ``kq.dev/run-seconds`` annotation (set it on a Job's or JobSet's pod template);
+2. a trailing ``sleep N`` in a container's command/args, or the ``sleep`` image's argument
+   (the longest container wins);
+3. the profile's ``defaultRunSeconds`` (5 s unless the profile says otherwise).
+Exit codes come from ``kq.dev/exit-code``.
+
+A node whose Ready condition is Unknown has no kubelet: its pods stay as they were (what the
+taint manager then does is ``eviction``'s business). On a NotReady node the kubelet still runs
+its pods' containers but starts no new ones. A pod being deleted is stopped and removed even on
+a node without a kubelet, where kube would leave it Terminating until the node came back or was
+deleted: the sandbox stands in for that repair so that Jobs see their pods fail.
 """
 
 from __future__ import annotations
@@ -21,6 +28,7 @@ from kq.sandbox.cluster.actions import Action, Delete, Event, Obj, Patch, Ref, m
 from kq.sandbox.cluster.clock import parse_rfc3339, rfc3339
 from kq.sandbox.cluster.podinfo import (
     annotations_of,
+    condition,
     is_terminal,
     node_name_of,
     phase,
@@ -37,8 +45,8 @@ _DURATION = re.compile(r"^(\d+(?:\.\d+)?)([smhd]?)$")
 _UNIT = {"": 1.0, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
 
 
-def run_seconds(pod: Mapping[str, Any]) -> float:
-    """How long the pod's containers run once started."""
+def run_seconds(pod: Mapping[str, Any], default: float = DEFAULT_RUN_SECONDS) -> float:
+    """How long the pod's containers run once started (``default``: nothing declares it)."""
     declared = annotations_of(pod).get(RUN_SECONDS_ANNOTATION)
     if declared is not None:
         try:
@@ -47,7 +55,7 @@ def run_seconds(pod: Mapping[str, Any]) -> float:
             pass
     found = [_container_seconds(c) for c in (pod.get("spec") or {}).get("containers") or ()]
     known = [s for s in found if s is not None]
-    return max(known) if known else DEFAULT_RUN_SECONDS
+    return max(known) if known else default
 
 
 def until_deleted(template: Mapping[str, Any]) -> Obj:
@@ -172,8 +180,8 @@ def _start(pod: Obj, node: Mapping[str, Any] | None, now: datetime) -> list[Acti
     return [Patch(ref, {"status": status}, "status"), *events]
 
 
-def _terminated_status(pod: Mapping[str, Any], code: int, now: datetime, reason: str = "") -> Obj:
-    """Status with every container terminated; ``reason`` overrides Completed/Error."""
+def _terminated_status(pod: Mapping[str, Any], code: int, now: datetime) -> Obj:
+    """Status with every container terminated: Succeeded on exit code 0, else Failed."""
     stamp = rfc3339(now)
     statuses = []
     for status in (pod.get("status") or {}).get("containerStatuses") or ():
@@ -185,7 +193,7 @@ def _terminated_status(pod: Mapping[str, Any], code: int, now: datetime, reason:
                                       "finishedAt": stamp,
                                       "containerID": status.get("containerID", "")}}}
         )  # fmt: skip
-    succeeded = code == 0 and not reason
+    succeeded = code == 0
     why = "PodCompleted" if succeeded else "PodFailed"
     kept = [
         c
@@ -204,27 +212,6 @@ def _terminated_status(pod: Mapping[str, Any], code: int, now: datetime, reason:
     }
 
 
-def _lost(pod: Obj, node: Mapping[str, Any] | None, now: datetime) -> list[Action]:
-    """Fail a pod whose node is gone or not ready, as the taint manager / pod GC would."""
-    node_name = node_name_of(pod)
-    by_gc = node is None
-    status = _terminated_status(pod, 137, now, reason="NodeLost")
-    status["reason"] = "NodeLost"
-    status["message"] = f"Node {node_name} which was running pod {meta(pod)['name']} is lost"
-    status["conditions"].append(
-        {**_cond("DisruptionTarget", "True", rfc3339(now),
-                 "DeletionByPodGC" if by_gc else "DeletionByTaintManager"),
-         "message": "the pod's node no longer exists" if by_gc
-         else "evicted: the node has a NoExecute taint the pod does not tolerate"}
-    )  # fmt: skip
-    ref = Ref.of(pod)
-    return [
-        Patch(ref, {"status": status}, "status"),
-        Event(ref, "TaintManagerEviction", f"Marking for deletion Pod {ref.namespace}/{ref.name}",
-              source="taint-eviction-controller"),
-    ]  # fmt: skip
-
-
 def _terminate(pod: Obj, now: datetime) -> list[Action]:
     """Graceful deletion: stop containers (137), then delete the object for good."""
     ref = Ref.of(pod)
@@ -238,7 +225,7 @@ def _terminate(pod: Obj, now: datetime) -> list[Action]:
     return [*actions, Delete(ref, grace_period_seconds=0)]
 
 
-def _deadline(pod: Mapping[str, Any]) -> datetime | None:
+def _deadline(pod: Mapping[str, Any], default: float) -> datetime | None:
     """When the containers' current run ends (a restarted container starts a new run)."""
     status = pod.get("status") or {}
     starts = [
@@ -248,7 +235,7 @@ def _deadline(pod: Mapping[str, Any]) -> datetime | None:
     start = max((s for s in starts if s), default=status.get("startTime"))
     if phase(pod) != "Running" or not start:
         return None
-    return parse_rfc3339(str(start)) + timedelta(seconds=run_seconds(pod))
+    return parse_rfc3339(str(start)) + timedelta(seconds=run_seconds(pod, default))
 
 
 def _restarts(pod: Mapping[str, Any], code: int) -> bool:
@@ -277,38 +264,58 @@ def _restart(pod: Obj, code: int, now: datetime) -> list[Action]:
     ]  # fmt: skip
 
 
-def reconcile_pods(pods: Sequence[Obj], nodes: Sequence[Obj], now: datetime) -> list[Action]:
+def reconcile_pods(
+    pods: Sequence[Obj],
+    nodes: Sequence[Obj],
+    now: datetime,
+    default_run_seconds: float = DEFAULT_RUN_SECONDS,
+) -> list[Action]:
     """Advance every bound pod one step towards where sandbox time says it should be."""
     by_name = {str(meta(n)["name"]): n for n in nodes}
     actions: list[Action] = []
     for pod in sorted(pods, key=lambda p: (meta(p).get("namespace", ""), meta(p)["name"])):
-        node_name = node_name_of(pod)
-        if not node_name:
-            continue
-        node = by_name.get(node_name)
-        healthy = node is not None and ready_status(node) == "True"
+        node = by_name.get(node_name_of(pod))
+        if node is None:
+            continue  # unbound, or its node is gone (pod GC's business)
         if meta(pod).get("deletionTimestamp"):
             if meta(pod).get("deletionGracePeriodSeconds") != 0:
                 actions += _terminate(pod, now)
-        elif is_terminal(pod):
-            continue
-        elif not healthy:
-            actions += _lost(pod, node, now)
+        elif is_terminal(pod) or ready_status(node) == "Unknown":
+            continue  # finished, or no kubelet to move it on
         elif phase(pod) == "Pending":
-            actions += _start(pod, node, now)
+            if ready_status(node) == "True":
+                actions += _start(pod, node, now)
         else:
-            deadline = _deadline(pod)
-            if deadline is not None and now >= deadline:
-                code = exit_code(pod)
-                if _restarts(pod, code):
-                    actions += _restart(pod, code, now)
-                else:
-                    status = _terminated_status(pod, code, now)
-                    actions.append(Patch(Ref.of(pod), {"status": status}, "status"))
+            actions += _run(pod, now, default_run_seconds) or _ready_again(pod, node, now)
     return actions
 
 
-def next_wakeup(pods: Sequence[Obj]) -> datetime | None:
+def _ready_again(pod: Obj, node: Mapping[str, Any], now: datetime) -> list[Action]:
+    """A node back from a failure: its kubelet reports the running pod Ready again (the node
+    lifecycle controller had marked it not ready)."""
+    ready = condition(pod, "Ready")
+    if ready_status(node) != "True" or ready is None or ready.get("status") != "False":
+        return []
+    conditions = [c if c["type"] != "Ready" else _cond("Ready", "True", rfc3339(now))
+                  for c in (pod.get("status") or {}).get("conditions") or ()]  # fmt: skip
+    return [Patch(Ref.of(pod), {"status": {"conditions": conditions}}, "status")]
+
+
+def _run(pod: Obj, now: datetime, default_run_seconds: float) -> list[Action]:
+    """End or restart the containers once their run time is up."""
+    deadline = _deadline(pod, default_run_seconds)
+    if deadline is None or now < deadline:
+        return []
+    code = exit_code(pod)
+    if _restarts(pod, code):
+        return _restart(pod, code, now)
+    return [Patch(Ref.of(pod), {"status": _terminated_status(pod, code, now)}, "status")]
+
+
+def next_wakeup(
+    pods: Sequence[Obj], default_run_seconds: float = DEFAULT_RUN_SECONDS
+) -> datetime | None:
     """When the earliest running pod finishes: the driver's next reason to reconcile."""
     live = (p for p in pods if not meta(p).get("deletionTimestamp"))
-    return min((d for d in map(_deadline, live) if d is not None), default=None)
+    deadlines = (_deadline(p, default_run_seconds) for p in live)
+    return min((d for d in deadlines if d is not None), default=None)

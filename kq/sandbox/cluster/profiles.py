@@ -10,6 +10,7 @@ from pathlib import Path
 import yaml
 
 from kq.api.quantity import QuantityError, parse_quantity
+from kq.sandbox.cluster.kubelet import DEFAULT_RUN_SECONDS
 
 BUILTIN = ("s1", "s2", "s3", "s4")
 _EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
@@ -41,6 +42,8 @@ class Profile:
     name: str
     region: str
     pools: tuple[NodePool, ...]
+    default_run_seconds: float = DEFAULT_RUN_SECONDS
+    """How long a container runs when neither an annotation nor a ``sleep`` says (kubelet)."""
 
     def pool(self, name: str) -> NodePool:
         for pool in self.pools:
@@ -143,4 +146,8 @@ def parse_profile(raw: object, source: str) -> Profile:
         if pool.name in seen:
             raise ProfileError(f"{source}: nodePools[{i}].name: duplicate {pool.name!r}")
         seen.add(pool.name)
-    return Profile(name=str(raw.get("name", source)), region=region, pools=pools)
+    run = raw.get("defaultRunSeconds", DEFAULT_RUN_SECONDS)
+    if not isinstance(run, int | float) or isinstance(run, bool) or run < 0:
+        raise ProfileError(f"{source}: defaultRunSeconds: must be a non-negative number")
+    return Profile(name=str(raw.get("name", source)), region=region, pools=pools,
+                   default_run_seconds=float(run))  # fmt: skip

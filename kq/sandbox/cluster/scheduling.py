@@ -4,6 +4,10 @@ Filters run in kube-scheduler's default order and a node stops at its first fail
 so the ``0/N nodes are available: …`` message counts one reason per node as upstream does.
 Placement is deterministic (best score, then node name) and pods bound earlier in the same call
 consume capacity and count for pod (anti-)affinity.
+
+A node that is not Ready never gets a pod, even one tolerating its taints (kube would bind that
+one, to wait for a kubelet the sandbox does not have); a cordoned node takes only pods tolerating
+``node.kubernetes.io/unschedulable``, as kube-scheduler's NodeUnschedulable filter allows.
 """
 
 from __future__ import annotations
@@ -21,11 +25,11 @@ from kq.api.selectors import (
     Taint,
     Toleration,
     parse_label_selector,
-    parse_node_constraints,
     parse_tolerations,
 )
 from kq.sandbox.cluster.actions import Action, Create, Event, Obj, Patch, Ref, meta
 from kq.sandbox.cluster.clock import rfc3339
+from kq.sandbox.cluster.nodeaffinity import matches_node
 from kq.sandbox.cluster.nodes import PROVISIONING_REQUEST_ANNOTATION
 from kq.sandbox.cluster.podinfo import (
     UNSCHEDULABLE_TAINT,
@@ -35,6 +39,7 @@ from kq.sandbox.cluster.podinfo import (
     is_terminal,
     labels_of,
     node_name_of,
+    ready_status,
 )
 
 SCHEDULER_NAME = "default-scheduler"
@@ -89,6 +94,7 @@ class _NodeState:
     free: dict[str, int]
     taints: tuple[Taint, ...]
     booked: str
+    ready: bool
     pods: list[Obj] = field(default_factory=list)
 
 
@@ -103,6 +109,7 @@ def _node_state(node: Obj) -> _NodeState:
         free=dict(alloc),
         taints=effective_taints(node),
         booked=str(annotations_of(node).get(PROVISIONING_REQUEST_ANNOTATION, "")),
+        ready=ready_status(node) == "True",
     )
 
 
@@ -228,7 +235,9 @@ class _Cluster:
                 t.tolerates(taint) for t in c.tolerations
             ):
                 return [f"node(s) had untolerated taint {{{taint.key}: {taint.value}}}"]
-        if not _matches_node(c.pod.get("spec") or {}, state):
+        if not state.ready:
+            return ["node(s) were not ready"]
+        if not matches_node(c.pod.get("spec") or {}, state.name, state.labels):
             return ["node(s) didn't match Pod's node affinity/selector"]
         if state.booked != c.wants:
             return [
@@ -269,39 +278,6 @@ class _Cluster:
                 left = state.free.get(name, 0) - c.requests.get(name, 0)
                 parts.append(max(left, 0) / state.allocatable[name])
         return sum(parts) / len(parts) if parts else 0.0
-
-
-def _matches_node(spec: Mapping[str, Any], state: _NodeState) -> bool:
-    constraints = parse_node_constraints(spec)
-    node_labels = state.labels
-    if any(node_labels.get(k) != v for k, v in constraints.node_selector):
-        return False
-    terms = ((spec.get("affinity") or {}).get("nodeAffinity") or {}).get(
-        "requiredDuringSchedulingIgnoredDuringExecution"
-    ) or {}
-    raw_terms = terms.get("nodeSelectorTerms") or []
-    if not raw_terms:
-        return True
-    fields = {"metadata.name": state.name}
-    for raw, exprs in zip(raw_terms, constraints.terms, strict=True):
-        field_ok = all(_field_matches(f, fields) for f in raw.get("matchFields") or ())
-        if (
-            (exprs or raw.get("matchFields"))
-            and field_ok
-            and all(r.matches(node_labels) for r in exprs)
-        ):
-            return True
-    return False
-
-
-def _field_matches(requirement: Mapping[str, Any], fields: Mapping[str, str]) -> bool:
-    value = fields.get(str(requirement.get("key")))
-    values = requirement.get("values") or []
-    if requirement.get("operator") == "In":
-        return value in values
-    if requirement.get("operator") == "NotIn":
-        return value not in values
-    return False
 
 
 def _queue_key(pod: Mapping[str, Any]) -> tuple[int, str, str, str]:
