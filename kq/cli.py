@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -11,11 +12,25 @@ from kq import __version__
 from kq.app import run_command
 from kq.config import ConfigError, KqConfig, load_config
 from kq.plugins import build_plugin_manager, plugin_names
-from kq.sandbox.apiserver.command import configure as configure_apiserver
-from kq.sandbox.demo import configure as configure_demo
-from kq.sandbox.dev import configure as configure_dev
 
 Command = Callable[[argparse.Namespace], int]
+
+# The embedded default's commands, configured only when chosen: `kq run` in a production pod
+# must not load the simulated cluster and the embedded API server.
+SANDBOX_COMMANDS = {
+    "dev": (
+        "kq.sandbox.dev",
+        "run the embedded API server, a simulated cluster and the controller",
+    ),
+    "apiserver": (
+        "kq.sandbox.apiserver.command",
+        "serve the embedded Kubernetes API server alone, in the foreground",
+    ),
+    "demo": (
+        "kq.sandbox.demo",
+        "run a scripted end-to-end scenario on the embedded default, then exit",
+    ),
+}
 
 
 def _report_lines(config: KqConfig) -> list[str]:
@@ -31,7 +46,13 @@ def cmd_version(args: argparse.Namespace) -> int:
     return 0
 
 
-def build_parser() -> argparse.ArgumentParser:
+def _chosen_command(argv: Sequence[str] | None) -> str | None:
+    """The subcommand named on the command line, before parsing it in full."""
+    args = sys.argv[1:] if argv is None else argv
+    return next((a for a in args if not a.startswith("-")), None)
+
+
+def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="kq",
         description=(
@@ -55,27 +76,16 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--kubeconfig", type=Path, help="kubeconfig to use instead of in-cluster")
     run.set_defaults(func=run_command)
 
-    dev = commands.add_parser(
-        "dev", help="run the embedded API server, a simulated cluster and the controller"
-    )
-    configure_dev(dev)
-
-    apiserver = commands.add_parser(
-        "apiserver", help="serve the embedded Kubernetes API server alone, in the foreground"
-    )
-    apiserver.add_argument("--data-dir", type=Path, default=Path(".kq/apiserver"))
-    apiserver.add_argument("--port", type=int, default=0, help="port (0: any free port)")
-    configure_apiserver(apiserver)
-
-    demo = commands.add_parser(
-        "demo", help="run a scripted end-to-end scenario on the embedded default, then exit"
-    )
-    configure_demo(demo)
+    chosen = _chosen_command(argv)
+    for name, (module, help_text) in SANDBOX_COMMANDS.items():
+        sub = commands.add_parser(name, help=help_text)
+        if name == chosen:
+            importlib.import_module(module).configure(sub)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    args = build_parser(argv).parse_args(argv)
     func: Command = args.func
     try:
         return func(args)

@@ -12,6 +12,8 @@ from pathlib import Path
 
 def configure(parser: argparse.ArgumentParser) -> None:
     """Add the server's options to the ``apiserver`` subcommand and bind it."""
+    parser.add_argument("--data-dir", type=Path, default=Path(".kq/apiserver"))
+    parser.add_argument("--port", type=int, default=0, help="port (0: any free port)")
     parser.add_argument("--host", default="127.0.0.1", help="address to listen on")
     parser.add_argument("--tls", action="store_true", help="serve HTTPS with a self-signed cert")
     parser.add_argument("--token", help="require this bearer token")
