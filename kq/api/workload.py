@@ -9,7 +9,13 @@ from typing import Any
 
 from kq.api.conditions import Condition, find, is_true, parse_conditions
 from kq.api.invalid import Invalid, ParseError
-from kq.api.podrequests import pod_requests
+from kq.api.podrequests import (
+    PodResources,
+    has_limits,
+    parse_pod_resources,
+    requests_above_limits,
+    requests_of,
+)
 from kq.api.quantity import QuantityError, to_amount
 from kq.api.selectors import (
     NodeConstraints,
@@ -37,6 +43,12 @@ class PodSet:
     tolerations: tuple[Toleration, ...] = ()
     node_constraints: NodeConstraints = field(default_factory=NodeConstraints)
     priority_class_name: str | None = None
+    resources: PodResources = field(default=PodResources(), compare=False, repr=False)
+    """Its containers' requests and limits as written: LimitRange defaults start from these."""
+    invalid_resources: tuple[str, ...] = ()
+    """Containers whose requests exceed their limits, as Kueue's field errors."""
+    outside_limit_range: tuple[str, ...] = ()
+    """Containers or pods outside their namespace's LimitRange bounds."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,15 +148,24 @@ def _pod_set(raw: Mapping[str, Any], index: int) -> PodSet:
     min_count = raw.get("minCount")
     if count < 0 or (min_count is not None and not 0 <= int(min_count) <= count):
         raise ParseError(f"podSets[{index}]: count/minCount out of range")
+    resources = parse_pod_resources(spec)
     return PodSet(
         name=str(raw.get("name") or "main"),
         count=count,
-        requests=pod_requests(spec),
+        requests=requests_of(resources),
         min_count=None if min_count is None else int(min_count),
         tolerations=parse_tolerations(spec.get("tolerations")),
         node_constraints=parse_node_constraints(spec),
         priority_class_name=spec.get("priorityClassName"),
+        resources=resources,
+        invalid_resources=(
+            requests_above_limits(resources, pod_spec_path(index)) if has_limits(resources) else ()
+        ),
     )
+
+
+def pod_spec_path(index: int) -> str:
+    return f"spec.podSets[{index}].template.spec"
 
 
 def _admission(raw: Mapping[str, Any] | None) -> Admission | None:

@@ -39,6 +39,7 @@ from kq.runtime.resources import (
     ADMISSION_CHECKS,
     CLUSTER_QUEUES,
     COHORTS,
+    LIMIT_RANGES,
     LOCAL_QUEUES,
     NAMESPACES,
     PRIORITY_CLASSES,
@@ -58,6 +59,7 @@ LeaderGate = Callable[[], bool] | asyncio.Event
 
 WATCHED = (
     NAMESPACES,
+    LIMIT_RANGES,
     PRIORITY_CLASSES,
     WORKLOAD_PRIORITY_CLASSES,
     RESOURCE_FLAVORS,
@@ -129,6 +131,7 @@ class AdmissionController:
         self._queue_sync: asyncio.Task[None] | None = None
         handlers: dict[Resource, Callable[[Change], None]] = {
             NAMESPACES: self.feed.namespace,
+            LIMIT_RANGES: self.feed.limit_range,
             PRIORITY_CLASSES: self.feed.priority_class,
             WORKLOAD_PRIORITY_CLASSES: self.feed.workload_priority_class,
             RESOURCE_FLAVORS: self.feed.resource_flavor,

@@ -13,6 +13,7 @@ from kq.api.clusterqueue import ClusterQueue, parse_cluster_queue
 from kq.api.cohort import Cohort, parse_cohort
 from kq.api.conditions import is_true
 from kq.api.invalid import Invalid
+from kq.api.limitrange import Limits, parse_limit_range, summarize
 from kq.api.localqueue import LocalQueue, parse_local_queue
 from kq.api.priority import WORKLOAD_PRIORITY_CLASS_SOURCE
 from kq.api.resourceflavor import ResourceFlavor, parse_resource_flavor
@@ -56,6 +57,8 @@ class CoreFeed:
         self._on_change = on_change
         self._workload_classes: dict[str, int] = {}
         self._pod_classes: dict[str, int] = {}
+        self._limit_ranges: dict[str, dict[str, Limits]] = {}
+        """Per namespace, each LimitRange's container and pod items."""
 
     # -- specs ---------------------------------------------------------------------------
 
@@ -147,6 +150,30 @@ class CoreFeed:
         self.scheduler.flavors_or_checks_changed()
         self._on_change()
 
+    def limit_range(self, change: Change) -> None:
+        meta = change.obj["metadata"]
+        ns, name = str(meta.get("namespace", "")), meta["name"]
+        ranges = self._limit_ranges.setdefault(ns, {})
+        if change.type is EventType.DELETED:
+            ranges.pop(name, None)
+        else:
+            ranges[name] = parse_limit_range(change.obj)
+        # Kueue lists them in no set order; by name, "the first default" is at least stable.
+        summary = summarize(ranges[n] for n in sorted(ranges))
+        if not ranges:
+            del self._limit_ranges[ns]
+        if summary == self.scheduler.limit_ranges.get(ns):
+            return
+        if summary is None:
+            del self.scheduler.limit_ranges[ns]
+        else:
+            self.scheduler.limit_ranges[ns] = summary
+        # The namespace's pending workloads are counted and checked again with the new bounds.
+        for obj in self._workloads():
+            if obj["metadata"].get("namespace") == ns and not _holds_quota(obj):
+                self._workload(obj)
+        self._on_change()
+
     def workload_priority_class(self, change: Change) -> None:
         self._priority_class(self._workload_classes, change)
 
@@ -232,5 +259,9 @@ class CoreFeed:
     def _refeed_pending(self) -> None:
         """Queues appeared or vanished: route every workload without quota again."""
         for obj in self._workloads():
-            if (obj.get("status") or {}).get("admission") is None:
+            if not _holds_quota(obj):
                 self._workload(obj)
+
+
+def _holds_quota(obj: Object) -> bool:
+    return (obj.get("status") or {}).get("admission") is not None

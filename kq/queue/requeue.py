@@ -15,3 +15,5 @@ class RequeueReason(Enum):
     INACTIVE = "Inactive"
     NAMESPACE_MISMATCH = "NamespaceMismatch"
     VETOED = "Vetoed"
+    GENERIC = "Generic"
+    """Any other reason, e.g. requests above their limits or outside the LimitRange."""

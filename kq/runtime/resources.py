@@ -34,6 +34,7 @@ KUEUE = "kueue.x-k8s.io"
 NAMESPACES = Resource("", "v1", "namespaces", "Namespace", namespaced=False)
 EVENTS = Resource("", "v1", "events", "Event", namespaced=True)
 PODS = Resource("", "v1", "pods", "Pod", namespaced=True)
+LIMIT_RANGES = Resource("", "v1", "limitranges", "LimitRange", namespaced=True)
 LEASES = Resource("coordination.k8s.io", "v1", "leases", "Lease", namespaced=True)
 JOBS = Resource("batch", "v1", "jobs", "Job", namespaced=True)
 

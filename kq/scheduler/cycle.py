@@ -26,6 +26,7 @@ from kq.scheduler.plugins import AdmissionPlugins
 from kq.scheduler.protocols import Target
 from kq.scheduler.victims import victim
 from kq.workload.info import WorkloadInfo
+from kq.workload.resources import resources_error
 
 tracer = trace.get_tracer("kq.scheduler")
 
@@ -121,6 +122,9 @@ def nominate(
             "Workload namespace doesn't match ClusterQueue selector",
             RequeueReason.NAMESPACE_MISMATCH,
         )
+    invalid = resources_error(info.obj)
+    if invalid is not None:
+        return Pending(info.key, name, "Misconfigured", invalid, RequeueReason.GENERIC)
     if plugins.veto is not None:
         vetoed = plugins.veto(info, cq.spec)
         if vetoed is not None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from kq.api.conditions import Condition, with_condition
+from kq.api.limitrange import LimitRangeSummary
 from kq.api.priority import POD_PRIORITY_CLASS_SOURCE, WORKLOAD_PRIORITY_CLASS_SOURCE
 from kq.api.workload import QUOTA_RESERVED, Workload
 from kq.cache.cache import Cache, CachedWorkload
@@ -13,6 +14,7 @@ from kq.scheduler.decisions import Admit, Pending
 from kq.scheduler.observers import Observers
 from kq.scheduler.plugins import AdmissionPlugins
 from kq.workload.info import WorkloadInfo, admission_usage, new_info
+from kq.workload.resources import adjusted
 
 
 class Scheduler:
@@ -30,6 +32,8 @@ class Scheduler:
         self.plugins = plugins
         self.observers = observers or Observers()
         self.namespace_labels: dict[str, dict[str, str]] = {}
+        self.limit_ranges: dict[str, LimitRangeSummary] = {}
+        """Per namespace, the summary of its LimitRanges (namespaces without any are absent)."""
 
     def run_cycle(self, now: float) -> CycleResult:
         """One cycle; ``now`` stamps the assumed ``QuotaReserved`` condition."""
@@ -87,7 +91,8 @@ class Scheduler:
         if not workload.active:
             self.queues.delete_workload(key)
             return None
-        return self.queues.add_workload(workload)
+        summary = self.limit_ranges.get(workload.namespace)
+        return self.queues.add_workload(adjusted(workload, summary))
 
     def workload_deleted(self, key: str) -> None:
         """Gone or finished: out of its queue, and its quota (if any) released."""

@@ -52,6 +52,8 @@ def scheduling_shape(workload: Workload) -> Shape:
                 ps.tolerations,
                 ps.node_constraints,
                 ps.priority_class_name,
+                ps.invalid_resources,
+                ps.outside_limit_range,
             )
             for ps in workload.pod_sets
         ),

@@ -49,6 +49,8 @@ USED = (
     # Informers: kq/runtime/process.py build_manager, kq/controllers/admission.py WATCHED,
     # kq/jobframework/controller.py (the caches and one informer per served job kind).
     Use("", "namespaces", INFORMED),
+    # LimitRange defaults and bounds of pending workloads (kq/controllers/feed.py).
+    Use("", "limitranges", INFORMED),
     Use("scheduling.k8s.io", "priorityclasses", INFORMED),
     *(
         Use("kueue.x-k8s.io", r.plural, INFORMED)

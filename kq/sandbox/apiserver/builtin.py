@@ -14,7 +14,8 @@ _DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 _DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
 _SUBDOMAIN_MSG = (
     "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or "
-    "'.', and must start and end with an alphanumeric character"
+    "'.', and must start and end with an alphanumeric character (e.g. 'example.com', regex "
+    "used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"
 )
 _LABEL_MSG = (
     "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', "
@@ -42,11 +43,15 @@ def validate_name(rt: ResourceType, name: str) -> list[FieldError]:
             return [
                 _err("metadata.name", "FieldValueInvalid", f'Invalid value: "{name}": {_LABEL_MSG}')
             ]
-    elif rt.builtin and (len(name) > 253 or not _DNS_SUBDOMAIN.match(name)):
-        return [
-            _err("metadata.name", "FieldValueInvalid", f'Invalid value: "{name}": {_SUBDOMAIN_MSG}')
-        ]
-    return []
+        return []
+    # Custom resources too: the apiextensions server holds every name to a DNS subdomain.
+    problems = ["must be no more than 253 characters"] if len(name) > 253 else []
+    if not _DNS_SUBDOMAIN.match(name):
+        problems.append(_SUBDOMAIN_MSG)
+    return [
+        _err("metadata.name", "FieldValueInvalid", f'Invalid value: "{name}": {problem}')
+        for problem in problems
+    ]
 
 
 def keeps_status_on_create(rt: ResourceType) -> bool:
@@ -78,6 +83,8 @@ def prepare_create(rt: ResourceType, obj: Obj) -> None:
         spec = obj.setdefault("spec", {})
         _set_default(spec, "replicas", 1)
         _set_default(spec, "revisionHistoryLimit", 10)
+    elif key == ("", "LimitRange"):
+        _limit_range(obj)
     elif key == ("apiextensions.k8s.io", "CustomResourceDefinition"):
         crd_status(obj)
 
@@ -86,6 +93,8 @@ def prepare_update(rt: ResourceType, obj: Obj) -> None:
     """Defaults re-applied on every write."""
     if (rt.group, rt.kind) == ("", "Namespace"):
         _namespace(obj)
+    elif (rt.group, rt.kind) == ("", "LimitRange"):
+        _limit_range(obj)
     elif (rt.group, rt.kind) == ("apiextensions.k8s.io", "CustomResourceDefinition"):
         crd_status(obj)
 
@@ -93,6 +102,23 @@ def prepare_update(rt: ResourceType, obj: Obj) -> None:
 def _namespace(obj: Obj) -> None:
     labels = obj["metadata"].setdefault("labels", {})
     labels["kubernetes.io/metadata.name"] = obj["metadata"]["name"]
+
+
+def _limit_range(obj: Obj) -> None:
+    """A Container item's default limit falls back to its max, and its default request to
+    the default limit, then to its min (core/v1 ``SetDefaults_LimitRangeItem``)."""
+    for item in (obj.get("spec") or {}).get("limits") or ():
+        if not isinstance(item, dict) or item.get("type") != "Container":
+            continue
+        default = {**(item.get("max") or {}), **(item.get("default") or {})}
+        request = {
+            **(item.get("min") or {}),
+            **default,
+            **(item.get("defaultRequest") or {}),
+        }
+        for key, value in (("default", default), ("defaultRequest", request)):
+            if value:
+                item[key] = value
 
 
 def _pod(obj: Obj) -> None:

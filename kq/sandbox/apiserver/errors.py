@@ -90,7 +90,7 @@ def invalid(group: str, kind: str, name: str, errors: list[FieldError]) -> ApiEr
     details: dict[str, Any] = {
         "name": name,
         "kind": kind,
-        "causes": [{"reason": e.reason, "message": str(e), "field": e.field} for e in errors],
+        "causes": [{"reason": e.reason, "message": e.message, "field": e.field} for e in errors],
     }
     if group:
         details["group"] = group
