@@ -110,7 +110,7 @@ def nominate(
         if name in snapshot.inactive:
             message, reason = f"ClusterQueue {name} is inactive", "Suspended"
         else:
-            message, reason = f"ClusterQueue {name} doesn't exist", "Misconfigured"
+            message, reason = f"ClusterQueue {name} not found", "Misconfigured"
         return Pending(info.key, name, reason, message, RequeueReason.INACTIVE)
     selector = cq.spec.namespace_selector
     labels = namespace_labels.get(info.obj.namespace)
@@ -119,7 +119,7 @@ def nominate(
             info.key,
             name,
             "Misconfigured",
-            "Workload namespace doesn't match ClusterQueue selector",
+            "workload namespace doesn't match ClusterQueue selector",
             RequeueReason.NAMESPACE_MISMATCH,
         )
     invalid = resources_error(info.obj)

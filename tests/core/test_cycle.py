@@ -153,7 +153,7 @@ def test_namespace_selector_mismatch_and_inactive_queue() -> None:
     broken = world.submit("broken", "broken", {"cpu": 1})
     result = world.cycle()
     decision = pending(result, picky)
-    assert decision.message == "Workload namespace doesn't match ClusterQueue selector"
+    assert decision.message == "workload namespace doesn't match ClusterQueue selector"
     assert broken not in result.by_key  # inactive queues have no head this cycle
     assert active_condition(world.cache, "broken") == {
         "type": "Active",
