@@ -31,6 +31,7 @@ from tests.controllers.helpers import (
     namespace,
     suffix,
     workload,
+    workload_until,
 )
 from tests.harness import REPO, Cluster
 from tests.kqrun import kq_run as run_kq
@@ -116,11 +117,7 @@ def state_of(obj: dict[str, Any], check_name: str) -> dict[str, Any] | None:
 
 
 async def until(client: KubeClient, world: World, name: str, what: str, test: Any) -> Any:
-    async def probe() -> dict[str, Any] | None:
-        obj = await get_workload(client, world.ns, name)
-        return obj if test(obj) else None
-
-    return await eventually(probe, what)
+    return await workload_until(client, world.ns, name, what, test)
 
 
 async def test_check_active_then_pending_then_ready_admits(

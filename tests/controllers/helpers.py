@@ -159,6 +159,18 @@ async def get_workload(client: KubeClient, ns: str, name: str) -> dict[str, Any]
     return await client.get(WORKLOADS, name, ns)
 
 
+async def workload_until(
+    client: KubeClient, ns: str, name: str, what: str, test: Callable[[dict[str, Any]], bool]
+) -> dict[str, Any]:
+    """The Workload once ``test`` holds for it (polled, as ``eventually``)."""
+
+    async def probe() -> dict[str, Any] | None:
+        obj = await get_workload(client, ns, name)
+        return obj if test(obj) else None
+
+    return await eventually(probe, what)
+
+
 async def admitted(client: KubeClient, ns: str, name: str) -> dict[str, Any] | None:
     obj = await get_workload(client, ns, name)
     ok = is_true(obj, "QuotaReserved") and is_true(obj, "Admitted")

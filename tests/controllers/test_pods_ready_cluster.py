@@ -8,7 +8,7 @@ condition as one still waiting for its pods to start, and so does kq.
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +20,6 @@ from tests.controllers.helpers import (
     apply,
     cluster_queue,
     condition,
-    eventually,
     flavor,
     get_workload,
     is_true,
@@ -28,6 +27,9 @@ from tests.controllers.helpers import (
     namespace,
     suffix,
     workload,
+)
+from tests.controllers.helpers import (
+    workload_until as until,
 )
 from tests.harness import Cluster, embedded_apiserver
 from tests.kqrun import kq_run
@@ -70,12 +72,6 @@ def running(cluster: Cluster, tmp_path_factory: pytest.TempPathFactory) -> Itera
         yield log
 
 
-@pytest.fixture
-async def client(cluster: Cluster) -> AsyncIterator[KubeClient]:
-    async with await KubeClient.connect(cluster.kubeconfig) as kube:
-        yield kube
-
-
 def world(cluster: Cluster, tmp: Path, cpu: int = 1) -> tuple[str, Path]:
     ident, cache = suffix(), tmp / "cache"
     ns = f"pr-{ident}"
@@ -89,16 +85,6 @@ def world(cluster: Cluster, tmp: Path, cpu: int = 1) -> tuple[str, Path]:
         local_queue(ns, "lq", cq["metadata"]["name"]),
     )
     return ns, cache
-
-
-async def until(
-    client: KubeClient, ns: str, name: str, what: str, test: Callable[[dict[str, Any]], bool]
-) -> dict[str, Any]:
-    async def probe() -> dict[str, Any] | None:
-        obj = await get_workload(client, ns, name)
-        return obj if test(obj) else None
-
-    return await eventually(probe, what)
 
 
 def reason(obj: dict[str, Any], type_: str) -> str | None:

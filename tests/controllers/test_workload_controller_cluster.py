@@ -3,7 +3,7 @@ maximumExecutionTimeSeconds, and Workloads whose job is gone."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -15,14 +15,15 @@ from tests.controllers.helpers import (
     apply,
     cluster_queue,
     condition,
-    eventually,
     flavor,
-    get_workload,
     is_true,
     local_queue,
     namespace,
     suffix,
     workload,
+)
+from tests.controllers.helpers import (
+    workload_until as until,
 )
 from tests.harness import Cluster
 from tests.kqrun import kq_run
@@ -38,22 +39,6 @@ def running(cluster: Cluster, tmp_path_factory: pytest.TempPathFactory) -> Itera
     apply(cluster, workdir / "cache", namespace(ns))
     with kq_run(cluster, workdir, ns) as log:
         yield log
-
-
-@pytest.fixture
-async def client(cluster: Cluster) -> AsyncIterator[KubeClient]:
-    async with await KubeClient.connect(cluster.kubeconfig) as kube:
-        yield kube
-
-
-async def until(
-    client: KubeClient, ns: str, name: str, what: str, test: Callable[[dict[str, Any]], bool]
-) -> dict[str, Any]:
-    async def probe() -> dict[str, Any] | None:
-        obj = await get_workload(client, ns, name)
-        return obj if test(obj) else None
-
-    return await eventually(probe, what)
 
 
 def evicted_for(reason: str) -> Callable[[dict[str, Any]], bool]:
