@@ -10,7 +10,8 @@ Every controller takes plain API dicts plus a clock reading and returns a list o
 - ``scheduling``: pod placement and binding (``nodeaffinity``: node selectors and affinity);
   ``exclusive``: JobSet exclusive-placement affinity
 - ``kubelet``: pod phases and container states over time
-- ``job_controller`` (+ ``pod_failure_policy``), ``jobset_controller``
+- ``job_controller`` (+ ``job_pods``, ``job_tracking``, ``pod_failure_policy``),
+  ``jobset_controller``
 - ``rayjob_controller`` + ``raycluster_controller``, ``mpijob_controller``; ``names``: suffixes
 - ``provisioning``: the ProvisioningRequest autoscaler (DWS queued provisioning, check-capacity)
 """
