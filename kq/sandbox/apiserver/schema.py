@@ -1047,38 +1047,37 @@ def _check_defaults(
             _check_defaults(child, f"{path}.{key}", errs, in_meta=in_meta, resource=False)
 
 
-def _check_node(
-    s: Mapping[str, Any], path: str, errs: list[FieldError], level: str, in_meta: bool = False
-) -> None:
-    t = s.get("type")
-    props: Mapping[str, Any] = s.get("properties") or {}
-    items = s.get("items")
+def _check_shape(s: Mapping[str, Any], path: str, errs: list[FieldError], level: str) -> None:
+    """``items`` and ``additionalProperties``: where they are needed and where they clash."""
     extra = s.get("additionalProperties")
+    if s.get("type") == "array" and s.get("items") is None:
+        errs.append(_required(f"{path}.items", "must be specified"))
+    if isinstance(s.get("items"), list):
+        errs.append(_forbidden(f"{path}.items", "items must be a schema object and not an array"))
+    if extra is None:
+        return
+    if level == "root":
+        errs.append(_forbidden(f"{path}.additionalProperties", "must not be used at the root"))
+    if s.get("properties") and extra is not True:
+        errs.append(
+            _forbidden(
+                f"{path}.additionalProperties",
+                "additionalProperties and properties are mutual exclusive",
+            )
+        )
+    if s.get("x-kubernetes-embedded-resource"):
+        errs.append(
+            _forbidden(
+                f"{path}.additionalProperties",
+                "must not be used if x-kubernetes-embedded-resource is set",
+            )
+        )
+
+
+def _check_extensions(s: Mapping[str, Any], path: str, errs: list[FieldError]) -> None:
+    """The ``x-kubernetes-*`` flags that exclude each other."""
     int_or_string = bool(s.get("x-kubernetes-int-or-string"))
     preserve = s.get("x-kubernetes-preserve-unknown-fields")
-    embedded = bool(s.get("x-kubernetes-embedded-resource"))
-
-    if t == "array" and items is None:
-        errs.append(_required(f"{path}.items", "must be specified"))
-    if isinstance(items, list):
-        errs.append(_forbidden(f"{path}.items", "items must be a schema object and not an array"))
-    if extra is not None:
-        if level == "root":
-            errs.append(_forbidden(f"{path}.additionalProperties", "must not be used at the root"))
-        if props and extra is not True:
-            errs.append(
-                _forbidden(
-                    f"{path}.additionalProperties",
-                    "additionalProperties and properties are mutual exclusive",
-                )
-            )
-        if embedded:
-            errs.append(
-                _forbidden(
-                    f"{path}.additionalProperties",
-                    "must not be used if x-kubernetes-embedded-resource is set",
-                )
-            )
     if int_or_string and preserve:
         errs.append(
             _invalid(
@@ -1087,7 +1086,7 @@ def _check_node(
                 "must be false if x-kubernetes-int-or-string is true",
             )
         )
-    if int_or_string and embedded:
+    if int_or_string and s.get("x-kubernetes-embedded-resource"):
         errs.append(
             _invalid(
                 f"{path}.x-kubernetes-embedded-resource",
@@ -1101,16 +1100,26 @@ def _check_node(
                 f"{path}.x-kubernetes-preserve-unknown-fields", False, "must be true or undefined"
             )
         )
-    if embedded and t != "object":
+
+
+_EMPTY_TYPE_WHERE = {
+    "root": "at the root",
+    "items": "for specified array items",
+    "property": "for specified object fields",
+}
+
+
+def _check_type(s: Mapping[str, Any], path: str, errs: list[FieldError], level: str) -> None:
+    """``type``: needed unless int-or-string or preserved, object at the root and when
+    embedded, one of the structural types."""
+    t = s.get("type")
+    int_or_string = s.get("x-kubernetes-int-or-string")
+    preserve = s.get("x-kubernetes-preserve-unknown-fields")
+    if s.get("x-kubernetes-embedded-resource") and t != "object":
         detail = "must be object if x-kubernetes-embedded-resource is true"
         errs.append(_invalid(f"{path}.type", t, detail) if t else _required(f"{path}.type", detail))
     elif not t and not int_or_string and not preserve:
-        where = {
-            "root": "at the root",
-            "items": "for specified array items",
-            "property": "for specified object fields",
-        }[level]
-        errs.append(_required(f"{path}.type", f"must not be empty {where}"))
+        errs.append(_required(f"{path}.type", f"must not be empty {_EMPTY_TYPE_WHERE[level]}"))
     if level == "root" and t and t != "object":
         errs.append(_invalid(f"{path}.type", t, "must be object at the root"))
     if t == "null":
@@ -1119,7 +1128,13 @@ def _check_node(
         )
     elif t and t not in _TYPES:
         errs.append(_not_supported(f"{path}.type", t, _TYPES))
-    if embedded and not preserve and not props:
+
+
+def _check_embedded(s: Mapping[str, Any], path: str, errs: list[FieldError], in_meta: bool) -> None:
+    """An embedded resource declares its fields and never sits inside another's metadata."""
+    if not s.get("x-kubernetes-embedded-resource"):
+        return
+    if not s.get("x-kubernetes-preserve-unknown-fields") and not s.get("properties"):
         errs.append(
             _required(
                 f"{path}.properties",
@@ -1127,13 +1142,19 @@ def _check_node(
                 "x-kubernetes-preserve-unknown-fields",
             )
         )
-    if in_meta and embedded:
+    if in_meta:
         errs.append(
             _forbidden(
                 f"{path}.x-kubernetes-embedded-resource", "must not be used inside of resource meta"
             )
         )
-    check_meta = level == "root" or embedded
+
+
+def _check_object_meta(
+    s: Mapping[str, Any], path: str, errs: list[FieldError], check_meta: bool, root: bool
+) -> None:
+    """``kind``, ``apiVersion`` and ``metadata`` of a resource (the root or an embedded one)."""
+    props: Mapping[str, Any] = s.get("properties") or {}
     for key in ("kind", "apiVersion"):
         sub = props.get(key)
         if check_meta and isinstance(sub, Mapping) and sub.get("type") != "string":
@@ -1142,7 +1163,11 @@ def _check_node(
             )
     meta = props.get("metadata")
     if isinstance(meta, Mapping):
-        _check_metadata(meta, f"{path}.properties[metadata]", errs, check_meta, level == "root")
+        _check_metadata(meta, f"{path}.properties[metadata]", errs, check_meta, root)
+
+
+def _check_unsupported(s: Mapping[str, Any], path: str, errs: list[FieldError]) -> None:
+    """OpenAPI keywords structural schemas forbid."""
     if s.get("uniqueItems"):
         errs.append(
             _forbidden(
@@ -1153,17 +1178,27 @@ def _check_node(
     for key, detail in _UNSUPPORTED:
         if s.get(key) not in (None, "", {}, []):
             errs.append(_forbidden(f"{path}.{key}", detail))
-    _check_value_validation(s, path, errs)
-    _check_list_and_map_types(s, path, errs)
 
-    for k, prop in props.items():
+
+def _check_children(
+    s: Mapping[str, Any], path: str, errs: list[FieldError], in_meta: bool, check_meta: bool
+) -> None:
+    """Recurse into properties, items and additionalProperties."""
+    for k, prop in (s.get("properties") or {}).items():
         if isinstance(prop, Mapping):
             child_meta = in_meta or (check_meta and k == "metadata")
             _check_node(prop, f"{path}.properties[{k}]", errs, "property", child_meta)
+    items = s.get("items")
     if isinstance(items, Mapping):
         _check_node(items, f"{path}.items", errs, "items", in_meta)
+    extra = s.get("additionalProperties")
     if isinstance(extra, Mapping):
         _check_node(extra, f"{path}.additionalProperties", errs, "property", in_meta)
+
+
+def _check_junctors(s: Mapping[str, Any], path: str, errs: list[FieldError]) -> None:
+    """allOf, anyOf, oneOf and not: value validation only, within the node's structure."""
+    int_or_string = bool(s.get("x-kubernetes-int-or-string"))
     # int-or-string may spell its two types as anyOf (optionally inside allOf[0]).
     skip_any_of = int_or_string and _is_int_or_string_any_of(s.get("anyOf"))
     for junctor in ("allOf", "anyOf", "oneOf"):
@@ -1184,6 +1219,23 @@ def _check_node(
     if isinstance(s.get("not"), Mapping):
         _check_junctor(s["not"], f"{path}.not", errs)
         _check_completeness(s, s["not"], path, f"{path}.not", errs)
+
+
+def _check_node(
+    s: Mapping[str, Any], path: str, errs: list[FieldError], level: str, in_meta: bool = False
+) -> None:
+    """One node of a structural schema, then its children; errors in kube-apiserver's order."""
+    check_meta = level == "root" or bool(s.get("x-kubernetes-embedded-resource"))
+    _check_shape(s, path, errs, level)
+    _check_extensions(s, path, errs)
+    _check_type(s, path, errs, level)
+    _check_embedded(s, path, errs, in_meta)
+    _check_object_meta(s, path, errs, check_meta, level == "root")
+    _check_unsupported(s, path, errs)
+    _check_value_validation(s, path, errs)
+    _check_list_and_map_types(s, path, errs)
+    _check_children(s, path, errs, in_meta, check_meta)
+    _check_junctors(s, path, errs)
 
 
 def _check_metadata(
