@@ -95,8 +95,9 @@ def decide(
     if facts.ancestor_admitted is not None:
         return _child_job(integration, job, facts.ancestor_admitted)
 
-    actions, job, workload, done = _ensure_one_workload(integration, job, workloads, facts)
-    if done:
+    ensured = _ensure_one_workload(integration, job, workloads, facts)
+    actions, job, workload = ensured.actions, ensured.job, ensured.workload
+    if ensured.done:
         return actions
     if workload is not None and is_finished(workload):
         # FinishedWorkload went out with the write that declared the Workload finished; upstream
@@ -142,9 +143,34 @@ def _child_job(integration: GenericJob, job: Job, ancestor_admitted: bool) -> li
     ]
 
 
+@dataclass(frozen=True, slots=True)
+class _Ensured:
+    """The outcome of keeping one Workload for the job."""
+
+    actions: list[Action]
+    job: Job  # as the actions leave it (stopped if no Workload matched)
+    workload: Obj | None  # the Workload the rest of the reconcile follows
+    done: bool  # the reconcile ends with these actions
+
+
+def _delete_workloads(workloads: Sequence[Obj]) -> list[Action]:
+    actions: list[Action] = []
+    for wl in workloads:
+        # Finalizer first, as upstream's workload.Delete: a Workload deleted with it stays
+        # Terminating, holding its quota, and nothing would ever remove it.
+        if RESOURCE_IN_USE_FINALIZER in (meta(wl).get("finalizers") or ()):
+            actions.append(_remove_finalizer(wl))
+        if not is_deleting(wl):
+            actions += [
+                DeleteWorkload(namespace(wl), name(wl)),
+                Event(REASON_DELETED_WORKLOAD, f"Deleted not matching Workload: {key(wl)}"),
+            ]
+    return actions
+
+
 def _ensure_one_workload(
     integration: GenericJob, job: Job, workloads: Sequence[Obj], facts: ClusterFacts
-) -> tuple[list[Action], Job, Obj | None, bool]:
+) -> _Ensured:
     """Keep the one Workload that matches the job; delete, update or stop for the rest."""
     owned = [wl for wl in workloads if (controller_owner(wl) or {}).get("uid") == uid(job)]
     match = next((wl for wl in owned if equivalent(integration, job, wl, facts.flavors)), None)
@@ -162,22 +188,12 @@ def _ensure_one_workload(
             message = lifecycle.MSG_NO_MATCHING_WORKLOAD
         actions, job = lifecycle.stop(integration, job, previous, message)
     if to_delete:
-        for wl in to_delete:
-            # Finalizer first, as upstream's workload.Delete: a Workload deleted with it stays
-            # Terminating, holding its quota, and nothing would ever remove it.
-            if RESOURCE_IN_USE_FINALIZER in (meta(wl).get("finalizers") or ()):
-                actions.append(_remove_finalizer(wl))
-            if not is_deleting(wl):
-                actions += [
-                    DeleteWorkload(namespace(wl), name(wl)),
-                    Event(REASON_DELETED_WORKLOAD, f"Deleted not matching Workload: {key(wl)}"),
-                ]
         # The deletions trigger the next reconcile, which sees the remaining Workload.
-        return actions, job, None, True
+        return _Ensured([*actions, *_delete_workloads(to_delete)], job, None, True)
     if to_update is not None:
         update = _spec_for(integration, job, facts)
         if isinstance(update, Event):
-            return [*actions, update], job, None, True
+            return _Ensured([*actions, update], job, None, True)
         actions += [
             UpdateWorkloadSpec(namespace(to_update), name(to_update), update),
             Event(
@@ -185,15 +201,15 @@ def _ensure_one_workload(
                 f"Updated not matching Workload for suspended job: {key(to_update)}",
             ),
         ]
-        return actions, job, {**to_update, "spec": update}, False
+        return _Ensured(actions, job, {**to_update, "spec": update}, False)
     if match is not None:
         synced, blocked = _sync_priority(integration, job, match, facts)
         for action in synced:
             if isinstance(action, UpdateWorkloadSpec):
                 # Later steps (a queue-name sync) must build on the updated spec.
                 match = {**match, "spec": action.spec}
-        return [*actions, *synced], job, match, blocked
-    return actions, job, match, False
+        return _Ensured([*actions, *synced], job, match, blocked)
+    return _Ensured(actions, job, match, False)
 
 
 def _spec_for(integration: GenericJob, job: Job, facts: ClusterFacts) -> dict[str, object] | Event:
