@@ -14,9 +14,9 @@ from kq.jobframework.objects import Obj, controller_owner, labels, meta, name, n
 from kq.jobframework.priority import Priorities
 from kq.jobframework.queue_name import is_managed
 from kq.jobframework.reconciler import ClusterFacts
+from kq.jobframework.webhook import WebhookFacts
 from kq.jobframework.workload import is_admitted
 from kq.runtime.store import OWNER_INDEX, Store
-from kq.webhooks.jobs import WebhookFacts
 
 
 @dataclass(frozen=True)

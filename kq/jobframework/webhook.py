@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from kq.api.priority import PRIORITY_CLASS_LABEL
@@ -25,6 +26,18 @@ _DNS1123_SUBDOMAIN_MESSAGE = (
     "'.', and must start and end with an alphanumeric character (e.g. 'example.com', regex "
     "used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"
 )
+
+
+@dataclass(frozen=True)
+class WebhookFacts:
+    """What the webhooks need to know about the cluster for one job."""
+
+    manage_jobs_without_queue_name: bool = False
+    namespace_managed: bool = True
+    default_local_queue_exists: bool = False
+    """Whether the job's namespace has a LocalQueue named ``default``."""
+    ancestor_managed: bool = False
+    """Whether a job kq manages controls this one (its Workload covers this job's pods)."""
 
 
 def default_on_create(

@@ -7,7 +7,8 @@ The webhook server (TLS, certificates, HTTP) lives in ``kq.runtime``; it serves 
 - ``/validate/kueue``: Kueue objects, CREATE and UPDATE; warnings where kq differs from Kueue.
 """
 
-from kq.webhooks.jobs import JobWebhooks, WebhookFacts
+from kq.jobframework.webhook import WebhookFacts
+from kq.webhooks.jobs import JobWebhooks
 from kq.webhooks.kueue import validate_kueue
 from kq.webhooks.review import Handler
 from kq.webhooks.routes import MUTATE_JOBS, VALIDATE_JOBS, VALIDATE_KUEUE, routes

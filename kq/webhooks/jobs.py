@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from kq.jobframework.interface import GenericJob
 from kq.jobframework.queue_name import queue_name
 from kq.jobframework.registry import by_gvk
 from kq.jobframework.webhook import (
+    WebhookFacts,
     default_on_create,
     format_errors,
     validate_on_create,
@@ -17,19 +17,6 @@ from kq.jobframework.webhook import (
 )
 from kq.webhooks.jsonpatch import diff
 from kq.webhooks.review import Review, allowed, denied, patched, request_kind, request_of
-
-
-@dataclass(frozen=True)
-class WebhookFacts:
-    """What the webhooks need to know about the cluster for one job."""
-
-    manage_jobs_without_queue_name: bool = False
-    namespace_managed: bool = True
-    default_local_queue_exists: bool = False
-    """Whether the job's namespace has a LocalQueue named ``default``."""
-    ancestor_managed: bool = False
-    """Whether a job kq manages controls this one (its Workload covers this job's pods)."""
-
 
 FactsFor = Callable[[str, Mapping[str, Any]], WebhookFacts]
 """``(namespace, job) -> WebhookFacts``; the server answers it from its informer caches."""
