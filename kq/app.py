@@ -25,7 +25,7 @@ async def install_controllers(manager: Manager, config: KqConfig) -> None:
     check controllers and job integrations."""
     pm = build_plugin_manager(config.plugins)
     pm.hook.kq_configure.call_historic(kwargs={"config": config})
-    register_admission(manager, config)
+    register_admission(manager, config, pm)
     register_workload_lifecycle(manager, config)
     register_priority_classes(manager)
     await register_admission_checks(manager, pm, config.namespace)

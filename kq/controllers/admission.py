@@ -10,6 +10,7 @@ Entry point for the ``kq run`` process::
         informers: Mapping[Resource, Informer] | None = None,
         event_namespace: str = "kq-system",
         pods_ready: WaitForPodsReady | None = None,
+        observers: Observers | None = None,
     ) -> None
 
 It runs until cancelled. ``is_leader`` gates every write (None: always leading); ``informers``
@@ -51,6 +52,7 @@ from kq.runtime.resources import (
 from kq.runtime.store import Change, EventType, object_key
 from kq.scheduler.cycle import CycleResult
 from kq.scheduler.decisions import Admit
+from kq.scheduler.observers import Observers
 from kq.scheduler.plugins import AdmissionPlugins, load_admission_plugins
 
 log = structlog.get_logger("kq.controllers.admission")
@@ -96,9 +98,11 @@ class AdmissionController:
         event_namespace: str = "kq-system",
         on_cycle: Callable[[CycleResult, float], None] | None = None,
         pods_ready: WaitForPodsReady | None = None,
+        observers: Observers | None = None,
     ) -> None:
         """``on_cycle`` sees each cycle's result and its duration in seconds (benchmarks);
-        ``pods_ready``: the waitForPodsReady configuration, when enabled."""
+        ``pods_ready``: the waitForPodsReady configuration, when enabled; ``observers``: the
+        ``kq_on_decision``/``kq_on_cycle_end`` implementations of the plugins."""
         self._is_leader = _gate(is_leader)
         self._block = pods_ready is not None and pods_ready.block_admission
         self._on_cycle = on_cycle
@@ -109,7 +113,11 @@ class AdmissionController:
         self._wake = asyncio.Event()
         by_eviction = pods_ready is None or pods_ready.requeuing_strategy.timestamp == "Eviction"
         self.feed = CoreFeed(
-            plugins, self.informers[WORKLOADS].store.values, self._wake.set, by_eviction
+            plugins,
+            self.informers[WORKLOADS].store.values,
+            self._wake.set,
+            by_eviction,
+            observers,
         )
         recorder = EventRecorder(client, "kq-admission", event_namespace)
         self.writer = WorkloadWriter(client, recorder, self._is_leader)
@@ -254,6 +262,7 @@ async def run_admission(
     informers: Mapping[Resource, Informer] | None = None,
     event_namespace: str = "kq-system",
     pods_ready: WaitForPodsReady | None = None,
+    observers: Observers | None = None,
 ) -> None:
     """Run the admission controller until cancelled (see the module docstring)."""
     controller = AdmissionController(
@@ -263,5 +272,6 @@ async def run_admission(
         informers=informers,
         event_namespace=event_namespace,
         pods_ready=pods_ready,
+        observers=observers,
     )
     await controller.run()

@@ -22,6 +22,7 @@ from kq.cache.cache import Cache
 from kq.controllers.patches import needs_release
 from kq.queue.manager import QueueManager
 from kq.runtime.store import Change, EventType, object_key
+from kq.scheduler.observers import Observers
 from kq.scheduler.plugins import AdmissionPlugins
 from kq.scheduler.scheduler import Scheduler
 
@@ -40,6 +41,7 @@ class CoreFeed:
         workloads: Callable[[], Iterable[Object]],
         on_change: Callable[[], None],
         eviction_timestamp: bool = True,
+        observers: Observers | None = None,
     ) -> None:
         """``eviction_timestamp``: a Workload evicted for PodsReady or a check queues by its
         eviction time (waitForPodsReady ``requeuingStrategy.timestamp: Eviction``)."""
@@ -47,7 +49,7 @@ class CoreFeed:
         self.queues = QueueManager(plugins.strategies, eviction_timestamp)
         self.not_ready: set[str] = set()
         """Admitted workloads whose pods are not ready yet (waitForPodsReady blockAdmission)."""
-        self.scheduler = Scheduler(self.cache, self.queues, plugins)
+        self.scheduler = Scheduler(self.cache, self.queues, plugins, observers)
         self.invalid_cluster_queues: dict[str, Invalid] = {}
         self.unqueueable: dict[str, str] = {}
         """Pending workloads whose LocalQueue or ClusterQueue is missing, with Kueue's message."""

@@ -2,21 +2,25 @@
 
 from __future__ import annotations
 
+import pluggy
+
 from kq.config import KqConfig
 from kq.controllers.admission import WATCHED, run_admission
-from kq.plugins import build_plugin_manager
 from kq.runtime.manager import Manager
+from kq.scheduler.observers import load_observers
 from kq.scheduler.plugins import load_admission_plugins
 
 
-def register_admission(manager: Manager, config: KqConfig) -> None:
+def register_admission(manager: Manager, config: KqConfig, pm: pluggy.PluginManager) -> None:
     """Share the manager's informers and add the controller as a leader-only runnable.
 
     It starts when this replica is elected and is cancelled when leadership is lost, so it
     writes only while leading; its handlers replay the informers' stores when it starts.
+    ``pm`` is the process's plugin manager, already configured (``kq_configure``).
     """
     informers = {resource: manager.informer(resource) for resource in WATCHED}
-    plugins = load_admission_plugins(build_plugin_manager(config.plugins))
+    plugins = load_admission_plugins(pm)
+    observers = load_observers(pm)
     pods_ready = config.wait_for_pods_ready
 
     async def start() -> None:
@@ -26,6 +30,7 @@ def register_admission(manager: Manager, config: KqConfig) -> None:
             informers=informers,
             event_namespace=config.namespace,
             pods_ready=pods_ready if pods_ready.enable else None,
+            observers=observers,
         )
 
     manager.add("admission", start, leader_only=True)

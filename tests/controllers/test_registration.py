@@ -9,6 +9,7 @@ from pathlib import Path
 from kq.config import KqConfig
 from kq.controllers.admission import WATCHED
 from kq.controllers.registration import register_admission
+from kq.plugins import build_plugin_manager
 from kq.runtime.client import KubeClient
 from kq.runtime.manager import Manager
 from kq.runtime.webhook import WebhookServer
@@ -30,7 +31,8 @@ async def test_registered_runnable_admits_with_the_managers_informers(
     cluster: Cluster, kubectl_cache: Path, client: KubeClient, tmp_path: Path
 ) -> None:
     manager = Manager(client, WebhookServer(0, tmp_path))
-    register_admission(manager, KqConfig(namespace="default"))
+    config = KqConfig(namespace="default")
+    register_admission(manager, config, build_plugin_manager(config.plugins))
     (runnable,) = manager.runnables
     assert (runnable.name, runnable.leader_only) == ("admission", True)
     assert {i.resource for i in manager.informers} == set(WATCHED)
