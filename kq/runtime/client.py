@@ -222,7 +222,7 @@ class KubeClient:
                     raise ApiError(0, f"GET {path}: {exc!r}") from exc
                 headers = {k.lower(): v for k, v in response.headers.items()}
                 _decode(response.status, headers, raw, "GET", path)
-            yield response.content.__aiter__()
+            yield _lines(response.content, path)
 
     # -- verbs --------------------------------------------------------------------------
 
@@ -272,6 +272,28 @@ class KubeClient:
 
     async def delete(self, resource: Resource, name: str, namespace: str | None = None) -> Object:
         return await self.request("DELETE", resource.path(namespace, name))
+
+
+MAX_LINE = 128 * 1024 * 1024
+"""Longest watch event read; kube-apiserver's objects stay under 3 MiB (its body limit)."""
+
+
+async def _lines(content: aiohttp.StreamReader, path: str) -> AsyncIterator[bytes]:
+    """The stream's lines, each whole however long: aiohttp's own line reader gives up at its
+    buffer size (2 MiB here) with an exception that is no ClientError."""
+    pending = bytearray()
+    async for chunk in content.iter_any():
+        pending += chunk
+        if b"\n" not in chunk:
+            if len(pending) > MAX_LINE:
+                raise ApiError(0, f"GET {path}: a watch event over {MAX_LINE} bytes")
+            continue
+        *complete, rest = bytes(pending).split(b"\n")
+        for line in complete:
+            yield line + b"\n"
+        pending = bytearray(rest)
+    if pending:
+        yield bytes(pending)
 
 
 async def retry_on_conflict(

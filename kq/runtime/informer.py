@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 import aiohttp
 import structlog
+from aiohttp.http_exceptions import HttpProcessingError
 
 from kq import jsoncodec
 from kq.runtime.backoff import Backoff
@@ -25,6 +26,9 @@ from kq.runtime.resources import Resource
 from kq.runtime.store import Change, EventType, Object, Store
 
 log = structlog.get_logger("kq.runtime.informer")
+
+# Events over aiohttp's 2 MiB line buffer are read whole, and noted: they are rare and costly.
+LARGE_EVENT = 2 * 1024 * 1024
 
 Handler = Callable[[Change], None]
 """Called synchronously for every change; must be cheap (enqueue a key, update a cache)."""
@@ -138,6 +142,8 @@ class Informer:
             while (line := await self._next_line(lines)) is not None:
                 if not line.strip():
                     continue
+                if len(line) > LARGE_EVENT:
+                    self._log.info("large watch event", bytes=len(line))
                 self._apply(_decode_event(line))
                 backoff.reset()
 
@@ -147,7 +153,11 @@ class Informer:
                 return await anext(lines, None)
         except TimeoutError as exc:
             raise ApiError(0, "watch inactive: no event or bookmark in time") from exc
-        except (aiohttp.ClientError, ValueError) as exc:  # a reset, or a line beyond the buffer
+        except (
+            aiohttp.ClientError,
+            HttpProcessingError,
+            ValueError,
+        ) as exc:  # a reset, a bad reply
             raise ApiError(0, f"watch stream broken: {exc!r}") from exc
 
     def _apply(self, event: dict[str, object]) -> None:

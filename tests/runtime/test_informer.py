@@ -210,3 +210,18 @@ async def test_late_handler_sees_the_cache_and_a_failing_handler_is_contained() 
         await until(lambda: len(late) == 2)
         assert late == [(EventType.ADDED, "a"), (EventType.ADDED, "b")]
         assert seen == [("ADDED", "a", "1"), ("ADDED", "b", "6")]
+
+
+async def test_an_event_beyond_aiohttps_line_buffer_is_read_whole() -> None:
+    # Over 2 MiB, aiohttp's own line reader raised LineTooLong (no ClientError): the informer
+    # task died, and with it every replica of kq run at once.
+    huge = event("ADDED", obj("huge", "6", data="x" * (5 * 1024 * 1024)))
+    lists = [reply(lambda: listing("5"))]
+    watches = [chunks(huge[:1000], huge[1000:], event("ADDED", obj("after", "7")), hold=True)]
+    async with running(lists, watches) as (informer, seen, stub):
+        await until(lambda: len(seen) == 2)
+        assert seen == [("ADDED", "huge", "6"), ("ADDED", "after", "7")]
+        stored = informer.store.get("ns/huge")
+        assert stored is not None
+        assert len(stored["data"]) == 5 * 1024 * 1024
+        assert len(stub.watches()) == 1  # no reconnect: the stream was never broken
