@@ -19,6 +19,12 @@ from kq.api.selectors import LabelSelector, parse_label_selector
 FLAVOR_ASSIGNER_ANNOTATION = "kq.dev/flavor-assignment"
 """kq's per-ClusterQueue choice of flavor assigner; Kueue's schema has no such field."""
 DEFAULT_FLAVOR_ASSIGNER = "InOrder"
+QUEUEING_STRATEGY_ANNOTATION = "kq.dev/queueing-strategy"
+"""Names a registered queueing strategy, in place of ``spec.queueingStrategy`` (whose schema
+allows Kueue's two only), so a third-party strategy can be chosen."""
+PREEMPTION_POLICY_ANNOTATION = "kq.dev/preemption-policy"
+"""kq's per-ClusterQueue choice of preemption policy plugin."""
+DEFAULT_PREEMPTION_POLICY = "ClassicPreemption"
 
 MAY_STOP_SEARCH = "MayStopSearch"
 TRY_NEXT_FLAVOR = "TryNextFlavor"
@@ -54,6 +60,7 @@ class ClusterQueue:
     """Per check in ``admission_checks``, its ``onFlavors``; empty applies to every flavor."""
     stop_policy: str = "None"
     flavor_assigner: str = DEFAULT_FLAVOR_ASSIGNER
+    preemption_policy: str = DEFAULT_PREEMPTION_POLICY
     deleting: bool = False
     quotas: Mapping[FlavorResource, ResourceQuota] = field(default_factory=dict)
 
@@ -138,6 +145,7 @@ def parse_cluster_queue(obj: Mapping[str, Any]) -> ClusterQueue | Invalid:
     meta = obj.get("metadata") or {}
     name = str(meta.get("name", ""))
     spec = obj.get("spec") or {}
+    annotations = meta.get("annotations") or {}
     try:
         cohort = spec.get("cohort") or spec.get("cohortName") or None
         groups = parse_resource_groups(
@@ -150,7 +158,11 @@ def parse_cluster_queue(obj: Mapping[str, Any]) -> ClusterQueue | Invalid:
             name=name,
             resource_groups=groups,
             cohort=cohort,
-            queueing_strategy=str(spec.get("queueingStrategy") or "BestEffortFIFO"),
+            queueing_strategy=str(
+                annotations.get(QUEUEING_STRATEGY_ANNOTATION)
+                or spec.get("queueingStrategy")
+                or "BestEffortFIFO"
+            ),
             # Deviation from Kueue, where an unset selector admits from no namespace: GKE's
             # documented manifests (scenario S2) omit it and expect their jobs to run.
             namespace_selector=parse_label_selector(spec.get("namespaceSelector") or {}),
@@ -160,8 +172,10 @@ def parse_cluster_queue(obj: Mapping[str, Any]) -> ClusterQueue | Invalid:
             check_flavors=tuple(on for _, on in checks),
             stop_policy=str(spec.get("stopPolicy") or "None"),
             flavor_assigner=str(
-                (meta.get("annotations") or {}).get(FLAVOR_ASSIGNER_ANNOTATION)
-                or DEFAULT_FLAVOR_ASSIGNER
+                annotations.get(FLAVOR_ASSIGNER_ANNOTATION) or DEFAULT_FLAVOR_ASSIGNER
+            ),
+            preemption_policy=str(
+                annotations.get(PREEMPTION_POLICY_ANNOTATION) or DEFAULT_PREEMPTION_POLICY
             ),
             deleting=meta.get("deletionTimestamp") is not None,
             quotas=quotas_by_flavor_resource(groups),

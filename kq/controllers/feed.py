@@ -54,7 +54,7 @@ class CoreFeed:
         self.unqueueable: dict[str, str] = {}
         """Pending workloads whose LocalQueue or ClusterQueue is missing, with Kueue's message."""
         self.to_release: set[str] = set()
-        self._strategies = plugins.strategies
+        self._plugins = plugins
         self._workloads = workloads
         self._on_change = on_change
         self._workload_classes: dict[str, int] = {}
@@ -113,11 +113,11 @@ class CoreFeed:
     def _parse_cluster_queue(self, obj: Object) -> ClusterQueue | Invalid:
         """Parsed, with a strategy no plugin provides made invalid rather than fatal."""
         parsed = parse_cluster_queue(obj)
-        if isinstance(parsed, ClusterQueue) and parsed.queueing_strategy not in self._strategies:
-            message = (
-                f"invalid spec: queueingStrategy: unsupported value {parsed.queueing_strategy!r}"
-            )
-            return Invalid("ClusterQueue", parsed.name, "InvalidSpec", message)
+        if not isinstance(parsed, ClusterQueue):
+            return parsed
+        unknown = self._plugins.unknown(parsed)
+        if unknown is not None:
+            return Invalid("ClusterQueue", parsed.name, "UnknownPlugin", unknown)
         return parsed
 
     def cohort(self, change: Change) -> None:

@@ -73,13 +73,14 @@ class _Oracle:
         cq: ClusterQueueSnapshot,
         info: WorkloadInfo,
     ) -> None:
-        self.plugins, self.snapshot, self.cq, self.info = plugins, snapshot, cq, info
+        self.snapshot, self.cq, self.info = snapshot, cq, info
+        self.preemptor = plugins.preemptor_for(cq.spec)
         self.last: tuple[dict[FlavorResource, int], Sequence[Target]] | None = None
 
     def __call__(self, fr: FlavorResource, value: int) -> tuple[Mode, int]:
         snapshot, cq = self.snapshot, self.cq
         usage = {fr: value}
-        targets = self.plugins.preemptor.targets(snapshot, cq, self.info, usage)
+        targets = self.preemptor.targets(snapshot, cq, self.info, usage)
         self.last = (usage, targets)
         if not targets:
             return Mode.NO_CANDIDATES, snapshot.usage.borrowing_height(cq.node, fr, value)[0]
@@ -94,7 +95,7 @@ class _Oracle:
     def targets_for(self, usage: Mapping[FlavorResource, int]) -> Sequence[Target]:
         if self.last is not None and self.last[0] == usage:
             return self.last[1]
-        return self.plugins.preemptor.targets(self.snapshot, self.cq, self.info, usage)
+        return self.preemptor.targets(self.snapshot, self.cq, self.info, usage)
 
 
 def nominate(
@@ -129,9 +130,10 @@ def nominate(
         vetoed = plugins.veto(info, cq.spec)
         if vetoed is not None:
             return Pending(info.key, name, "Vetoed", vetoed, RequeueReason.VETOED)
+    unknown = plugins.unknown(cq.spec)
+    if unknown is not None:  # the runtime keeps such queues inactive; the core stays safe
+        return Pending(info.key, name, "Misconfigured", unknown, RequeueReason.INACTIVE)
     assigner = plugins.assigner_for(cq.spec)
-    if isinstance(assigner, str):
-        return Pending(info.key, name, "Misconfigured", assigner, RequeueReason.INACTIVE)
     oracle = _Oracle(plugins, snapshot, cq, info)
     assignment = assign_flavors(snapshot, cq, info, assigner, oracle)
     targets: Sequence[Target] = ()
@@ -146,14 +148,14 @@ def nominate(
         def acceptable(candidate: Assignment) -> bool:
             return candidate.fits or (
                 candidate.needs_preemption
-                and bool(plugins.preemptor.targets(snapshot, cq, info, candidate.usage))
+                and bool(oracle.preemptor.targets(snapshot, cq, info, candidate.usage))
             )
 
         reduced = assign_partially(snapshot, cq, info, assigner, oracle, acceptable)
         if reduced is not None:
             assignment = reduced
             if reduced.needs_preemption:
-                targets = plugins.preemptor.targets(snapshot, cq, info, reduced.usage)
+                targets = oracle.preemptor.targets(snapshot, cq, info, reduced.usage)
     return Entry(info, cq, assignment, targets)
 
 

@@ -14,7 +14,6 @@ from kq.scheduler.protocols import FlavorAssigner, Preemptor
 from kq.workload.info import WorkloadInfo
 
 Veto = Callable[[WorkloadInfo, ClusterQueue], str | None]
-DEFAULT_PREEMPTOR = "ClassicPreemption"
 
 
 @dataclass(frozen=True)
@@ -23,25 +22,34 @@ class AdmissionPlugins:
 
     strategies: Mapping[str, QueueingStrategy]
     assigners: Mapping[str, FlavorAssigner]
-    preemptor: Preemptor
+    preemptors: Mapping[str, Preemptor]
     veto: Veto | None = None
 
-    def assigner_for(self, cq: ClusterQueue) -> FlavorAssigner | str:
-        """The queue's assigner, or the message saying its annotation names none."""
-        assigner = self.assigners.get(cq.flavor_assigner)
-        if assigner is None:
-            known = ", ".join(sorted(self.assigners))
-            return f"unknown flavor assigner {cq.flavor_assigner} (registered: {known})"
-        return assigner
+    def unknown(self, cq: ClusterQueue) -> str | None:
+        """Why ``cq`` names a plugin nobody registered, or ``None``: such a queue is inactive,
+        so the cycle only ever sees queues whose plugins exist."""
+        for kind, name, registered in (
+            ("queueing strategy", cq.queueing_strategy, self.strategies),
+            ("flavor assigner", cq.flavor_assigner, self.assigners),
+            ("preemption policy", cq.preemption_policy, self.preemptors),
+        ):
+            if name not in registered:
+                known = ", ".join(sorted(registered)) or "none"
+                return f"unknown {kind} {name!r} (registered: {known})"
+        return None
+
+    def assigner_for(self, cq: ClusterQueue) -> FlavorAssigner:
+        return self.assigners[cq.flavor_assigner]
+
+    def preemptor_for(self, cq: ClusterQueue) -> Preemptor:
+        return self.preemptors[cq.preemption_policy]
 
 
 def _named(kind: str) -> Registry[type]:
     return Registry(kind, lambda cls: str(cls.NAME))
 
 
-def load_admission_plugins(
-    pm: pluggy.PluginManager, preemptor: str = DEFAULT_PREEMPTOR
-) -> AdmissionPlugins:
+def load_admission_plugins(pm: pluggy.PluginManager) -> AdmissionPlugins:
     """Collect the registered classes, instantiate each once, and wire the veto hook."""
     strategies = collect_registrations(
         pm, "kq_register_queueing_strategies", _named("queueing strategy")
@@ -61,6 +69,6 @@ def load_admission_plugins(
     return AdmissionPlugins(
         strategies={name: strategies[name]() for name in strategies},
         assigners={name: assigners[name]() for name in assigners},
-        preemptor=preemptors[preemptor](),
+        preemptors={name: preemptors[name]() for name in preemptors},
         veto=veto,
     )

@@ -16,7 +16,7 @@ def test_builtins_register_through_autoload() -> None:
     plugins = load_admission_plugins(build_plugin_manager(PluginsConfig(autoload=True)))
     assert sorted(plugins.strategies) == ["BestEffortFIFO", "StrictFIFO"]
     assert sorted(plugins.assigners) == ["InOrder", "MinimizeBorrowing"]
-    assert plugins.preemptor.NAME == "ClassicPreemption"
+    assert plugins.preemptors["ClassicPreemption"].NAME == "ClassicPreemption"
 
 
 def test_disabling_a_builtin_removes_it() -> None:
@@ -62,5 +62,5 @@ def test_unknown_flavor_assigner_keeps_workloads_pending_with_a_reason() -> None
     decision = pending(world.cycle(), key)
     assert decision.reason == "Misconfigured"
     assert decision.message == (
-        "unknown flavor assigner Magic (registered: InOrder, MinimizeBorrowing)"
+        "unknown flavor assigner 'Magic' (registered: InOrder, MinimizeBorrowing)"
     )

@@ -1,0 +1,143 @@
+"""Third-party pipeline stages chosen per ClusterQueue, through ``kq run``, on both backends.
+
+``examples/kq-plugin-stages`` registers a flavor assigner, a preemption policy and a queueing
+strategy through the same hooks as the built-ins; ClusterQueues choose them by annotation, and
+a name nobody registered makes the ClusterQueue inactive, saying so.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kq.runtime.client import KubeClient
+from kq.runtime.resources import CLUSTER_QUEUES, WORKLOADS
+from tests.controllers.helpers import (
+    apply,
+    condition,
+    eventually,
+    flavor,
+    is_true,
+    local_queue,
+    namespace,
+    priority_class,
+    suffix,
+    workload,
+    workload_until,
+)
+from tests.harness import REPO, Cluster
+from tests.kqrun import kq_run
+
+STAGES = REPO / "examples" / "kq-plugin-stages"
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def running(cluster: Cluster, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    site = tmp_path_factory.mktemp("stages-site")
+    subprocess.run(
+        [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation",
+         "--target", str(site), str(STAGES)],
+        check=True,
+    )  # fmt: skip
+    workdir = tmp_path_factory.mktemp("kq-run")
+    ns = f"kq-system-{suffix()}"
+    apply(cluster, workdir / "cache", namespace(ns))
+    with kq_run(cluster, workdir, ns, pythonpath=site) as log:
+        yield log
+
+
+@pytest.fixture
+async def client(cluster: Cluster) -> AsyncIterator[KubeClient]:
+    async with await KubeClient.connect(cluster.kubeconfig) as kube:
+        yield kube
+
+
+def two_flavor_queue(name: str, flavors: tuple[str, str], cpu: int, **extra: Any) -> dict[str, Any]:
+    annotations = extra.pop("annotations", {})
+    return {
+        "apiVersion": "kueue.x-k8s.io/v1beta1",
+        "kind": "ClusterQueue",
+        "metadata": {"name": name, "annotations": annotations},
+        "spec": {
+            "namespaceSelector": {},
+            "resourceGroups": [{
+                "coveredResources": ["cpu"],
+                "flavors": [{"name": f, "resources": [{"name": "cpu", "nominalQuota": cpu}]}
+                            for f in flavors],
+            }],
+            **extra,
+        },
+    }  # fmt: skip
+
+
+def world(cluster: Cluster, tmp: Path, **extra: Any) -> tuple[str, str]:
+    ident = suffix()
+    ns, cq = f"stages-{ident}", f"cq-{ident}"
+    flavors = (f"first-{ident}", f"last-{ident}")
+    apply(cluster, tmp / "cache", namespace(ns), flavor(flavors[0]), flavor(flavors[1]),
+          two_flavor_queue(cq, flavors, 1, **extra), local_queue(ns, "lq", cq))  # fmt: skip
+    return ns, ident
+
+
+async def test_a_queue_chooses_a_third_party_flavor_assigner(
+    cluster: Cluster, running: Path, client: KubeClient, tmp_path: Path
+) -> None:
+    ns, ident = world(cluster, tmp_path, annotations={"kq.dev/flavor-assignment": "LastFit"})
+    apply(cluster, tmp_path / "cache", workload(ns, "wl", "lq", {"cpu": 1}))
+    obj = await workload_until(client, ns, "wl", "admitted", lambda o: is_true(o, "Admitted"))
+    flavors = obj["status"]["admission"]["podSetAssignments"][0]["flavors"]
+    assert flavors == {"cpu": f"last-{ident}"}  # InOrder would have taken first-
+
+
+async def test_a_queue_chooses_a_third_party_preemption_policy(
+    cluster: Cluster, running: Path, client: KubeClient, tmp_path: Path
+) -> None:
+    ns, ident = world(
+        cluster,
+        tmp_path,
+        annotations={"kq.dev/preemption-policy": "NoPreemption"},
+        preemption={"withinClusterQueue": "LowerPriority"},
+    )
+    cache = tmp_path / "cache"
+    apply(cluster, cache, priority_class(f"high-{ident}", 100))
+    for name in ("low-1", "low-2"):  # one per flavor: the queue is full
+        apply(cluster, cache, workload(ns, name, "lq", {"cpu": 1}))
+        await workload_until(client, ns, name, "admitted", lambda o: is_true(o, "Admitted"))
+    source = "kueue.x-k8s.io/workloadpriorityclass"
+    high = workload(ns, "high", "lq", {"cpu": 1}, priority=100,
+                    priorityClassName=f"high-{ident}", priorityClassSource=source)  # fmt: skip
+    apply(cluster, cache, high)
+    obj = await workload_until(client, ns, "high", "high pending", lambda o: (
+        condition(o, "QuotaReserved") or {}).get("status") == "False")  # fmt: skip
+    # ClassicPreemption would evict a low one (withinClusterQueue: LowerPriority); this never does.
+    assert "Pending the preemption" not in condition(obj, "QuotaReserved")["message"]  # type: ignore[index]
+    for name in ("low-1", "low-2"):
+        low = await client.get(WORKLOADS, name, ns)
+        assert is_true(low, "Admitted")
+        assert not is_true(low, "Evicted")
+
+
+async def test_a_third_party_strategy_admits_and_an_unknown_name_is_inactive(
+    cluster: Cluster, running: Path, client: KubeClient, tmp_path: Path
+) -> None:
+    ns, _ = world(cluster, tmp_path, annotations={"kq.dev/queueing-strategy": "ParkAlways"})
+    apply(cluster, tmp_path / "cache", workload(ns, "wl", "lq", {"cpu": 1}))
+    await workload_until(client, ns, "wl", "admitted", lambda o: is_true(o, "Admitted"))
+    _, ident = world(cluster, tmp_path, annotations={"kq.dev/preemption-policy": "Nope"})
+
+    async def inactive() -> dict[str, Any] | None:
+        found = condition(await client.get(CLUSTER_QUEUES, f"cq-{ident}"), "Active")
+        return found if found and found["status"] == "False" else None
+
+    found = await eventually(inactive, "the ClusterQueue inactive")
+    assert found["reason"] == "UnknownPlugin"
+    assert found["message"] == (
+        "unknown preemption policy 'Nope' (registered: ClassicPreemption, NoPreemption)"
+    )
