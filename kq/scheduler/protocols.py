@@ -29,6 +29,10 @@ class Target:
 
     workload: WorkloadInfo
     reason: str
+    """Kueue's four (InClusterQueue, InCohortReclamation, ...) or a policy's own, a condition
+    reason (CamelCase letters and digits)."""
+    description: str = ""
+    """The words after "due to" in the victim's message; Kueue's for its four reasons."""
 
 
 class Preemptor(Protocol):

@@ -27,7 +27,12 @@ def victim(snapshot: Snapshot, preemptor: WorkloadInfo, target: Target) -> Victi
     job_uid = preemptor.obj.labels.get(JOB_UID_LABEL, "UNKNOWN")
     message = (
         f"Preempted to accommodate a workload (UID: {preemptor.obj.uid or 'UNKNOWN'}, "
-        f"JobUID: {job_uid}) due to {_HUMAN[target.reason]}; "
+        f"JobUID: {job_uid}) due to {_description(target)}; "
         f"preemptor path: {preemptor_path}; preemptee path: {preemptee_path}"
     )
     return Victim(target.workload.key, target.reason, message)
+
+
+def _description(target: Target) -> str:
+    """A policy's own reason brings its own words; without them, the reason itself."""
+    return target.description or _HUMAN.get(target.reason, target.reason)

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from kq.scheduler.cycle import NO_LONGER_FITS, OVERLAPPING_TARGETS
 from kq.scheduler.decisions import Admit
-from tests.core.world import World, pending, preempt
+from kq.scheduler.protocols import Target
+from tests.core.world import World, pending, plugins, preempt
 
 
 def three_queues(alpha_preemption: dict[str, Any]) -> World:
@@ -170,3 +172,34 @@ def test_two_preemptors_never_claim_the_same_victim_in_one_cycle() -> None:
     world.complete_eviction(victim)
     world.run(2)
     assert {first, second} <= world.admitted()
+
+
+class Relabel:
+    """A third-party policy: Kueue's victims, under a reason and words of its own."""
+
+    NAME = "Relabel"
+
+    def targets(self, snapshot: Any, cq: Any, preemptor: Any, usage: Any) -> Any:
+        classic = plugins().preemptors["ClassicPreemption"]
+        return [
+            Target(t.workload, "MakeRoomForTraining", "room for the training run")
+            for t in classic.targets(snapshot, cq, preemptor, usage)
+        ]
+
+
+def test_a_policy_may_preempt_with_its_own_reason_and_words() -> None:
+    world = World()
+    world.scheduler.plugins = replace(
+        plugins(), preemptors={**plugins().preemptors, "Relabel": Relabel()}
+    )
+    world.flavor("f")
+    world.cluster_queue("q", [{"f": {"cpu": 1}}],
+                        preemption={"withinClusterQueue": "LowerPriority"},
+                        annotations={"kq.dev/preemption-policy": "Relabel"})  # fmt: skip
+    world.local_queue("q", "q", "q")
+    low = world.submit("low", "q", {"cpu": 1}, namespace="q", priority=0)
+    world.run(1)
+    high = world.submit("high", "q", {"cpu": 1}, namespace="q", priority=10)
+    (victim,) = preempt(world.cycle(), high).victims
+    assert (victim.key, victim.reason) == (low, "MakeRoomForTraining")
+    assert " due to room for the training run; " in victim.message
