@@ -11,11 +11,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
 
-from kq.runtime.client import KubeClient
 from kq.runtime.resources import Resource
 from kq.runtime.store import Store
+
+if TYPE_CHECKING:  # the client pulls in kubernetes_asyncio: only the processes that talk need it
+    from kq.runtime.client import KubeClient
 
 Obj = dict[str, Any]
 
