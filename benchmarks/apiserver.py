@@ -13,6 +13,8 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import secrets
+import ssl
 import statistics
 import subprocess
 import sys
@@ -23,11 +25,13 @@ from pathlib import Path
 
 import aiohttp
 
+TOKEN = secrets.token_urlsafe(32)
+
 
 def start_server(data_dir: Path) -> tuple[subprocess.Popen[str], str]:
     process = subprocess.Popen(
         [sys.executable, "-m", "kq", "apiserver", "--data-dir", str(data_dir),
-         "--no-builtin-crds"],
+         "--no-builtin-crds", "--token", TOKEN],
         stdout=subprocess.PIPE,
         text=True,
     )  # fmt: skip
@@ -81,9 +85,11 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
-async def benchmark(base: str, objects: int, watchers: int, concurrency: int) -> None:
-    connector = aiohttp.TCPConnector(limit=concurrency + watchers + 4)
-    async with aiohttp.ClientSession(connector=connector) as session:
+async def benchmark(base: str, ca: Path, objects: int, watchers: int, concurrency: int) -> None:
+    context = ssl.create_default_context(cafile=str(ca))  # the server's self-signed cert
+    connector = aiohttp.TCPConnector(limit=concurrency + watchers + 4, ssl=context)
+    auth = {"Authorization": f"Bearer {TOKEN}"}
+    async with aiohttp.ClientSession(connector=connector, headers=auth) as session:
         ns = "bench"
         await session.post(f"{base}/api/v1/namespaces", json={"metadata": {"name": ns}})
         collection = f"{base}/api/v1/namespaces/{ns}/configmaps"
@@ -164,7 +170,8 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         process, base = start_server(Path(tmp))
         try:
-            asyncio.run(benchmark(base, args.objects, args.watchers, args.concurrency))
+            ca = Path(tmp) / "tls.crt"
+            asyncio.run(benchmark(base, ca, args.objects, args.watchers, args.concurrency))
         finally:
             process.terminate()
             process.wait(timeout=10)

@@ -41,7 +41,8 @@ def cluster(
     backend: str = request.param
     workdir = tmp_path_factory.mktemp(f"cluster-{backend}")
     if backend == "embedded":
-        with embedded_apiserver(workdir) as handle:
+        # The suites' own fault hooks (tests/apiserver/test_faults.py, runtime integration).
+        with embedded_apiserver(workdir, ["--enable-fault-injection"]) as handle:
             yield handle
     else:
         from tests.realk8s.plane import real_control_plane

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import stat
 import time
 import uuid
 from collections.abc import Iterator
@@ -84,6 +85,16 @@ def _terminal(dev: Dev, namespace: str, *names: str) -> bool:
     states = {js["metadata"]["name"]: (js.get("status") or {}).get("terminalState")
               for js in dev.items("jobsets", namespace)}  # fmt: skip
     return all(states.get(name) == "Completed" for name in names)
+
+
+def test_sandbox_is_private(dev: Dev) -> None:
+    # The state holds every object, Secrets included; the kubeconfig holds the admin token.
+    config = yaml.safe_load(dev.kubeconfig.read_text())
+    assert config["clusters"][0]["cluster"]["server"].startswith("https://127.0.0.1:")
+    assert config["users"][0]["user"]["token"]
+    assert stat.S_IMODE(dev.data_dir.stat().st_mode) == 0o700
+    for name in ("kubeconfig", "token", "state.db", "tls.key"):
+        assert stat.S_IMODE((dev.data_dir / name).stat().st_mode) == 0o600, name
 
 
 def test_nodes_are_registered_and_ready(dev: Dev) -> None:

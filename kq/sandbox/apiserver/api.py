@@ -14,7 +14,7 @@ from typing import Any
 
 import yaml
 
-from kq.sandbox.apiserver import builtin, errors
+from kq.sandbox.apiserver import builtin, errors, limits
 from kq.sandbox.apiserver.apply import (
     ApplyConflict,
     record_update,
@@ -30,7 +30,7 @@ from kq.sandbox.apiserver.patch import (
 )
 from kq.sandbox.apiserver.registry import CRD, NAMESPACE, Registry, ResourceType
 from kq.sandbox.apiserver.schema import FieldError, Schema
-from kq.sandbox.apiserver.store import Obj, Store
+from kq.sandbox.apiserver.store import Obj, ObjectTooLarge, Store
 from kq.sandbox.apiserver.watch import Filter
 
 MERGE = "application/merge-patch+json"
@@ -559,7 +559,10 @@ class Api:
         if ctx.dry_run:
             return obj
         stored = dict(obj)
-        self.store.put(rt.storage, stored, prev)
+        try:
+            self.store.put(rt.storage, stored, prev)
+        except ObjectTooLarge as exc:
+            raise limits.object_too_large() from exc
         self._note_defaulted(rt, stored, defaulted)
         if rt == CRD:
             self._crd_changed(obj, removed=False)

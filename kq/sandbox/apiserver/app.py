@@ -16,7 +16,7 @@ import yaml
 from aiohttp import web
 
 from kq import jsoncodec
-from kq.sandbox.apiserver import discovery, errors, protobuf, subresources
+from kq.sandbox.apiserver import discovery, errors, limits, protobuf, subresources
 from kq.sandbox.apiserver.api import APPLY, PATCH_TYPES, Api, Ctx
 from kq.sandbox.apiserver.errors import ApiError
 from kq.sandbox.apiserver.faults import Faults
@@ -27,14 +27,13 @@ from kq.sandbox.apiserver.selectors import (
     parse_field_selector,
     parse_label_selector,
 )
-from kq.sandbox.apiserver.store import Obj, Store
+from kq.sandbox.apiserver.store import Change, Obj, Store
 from kq.sandbox.apiserver.stream import EncodingCache, WatchStream
 from kq.sandbox.apiserver.tables import table
 from kq.sandbox.apiserver.watch import Filter, Hub
 
 log = logging.getLogger(__name__)
 
-MAX_BODY = 64 * 1024 * 1024
 _TRUE = frozenset({"1", "t", "T", "TRUE", "true", "True"})
 _FALSE = frozenset({"0", "f", "F", "FALSE", "false", "False"})
 _JSON = "application/json"
@@ -83,6 +82,7 @@ class Target:
 @dataclass
 class Settings:
     bookmark_interval: float = 15.0
+    fault_injection: bool = False
 
 
 class Server:
@@ -101,7 +101,9 @@ class Server:
     # --- entry point ---------------------------------------------------------------
 
     def application(self, token: str | None = None) -> web.Application:
-        app = web.Application(client_max_size=MAX_BODY, middlewares=[self._middleware(token)])
+        app = web.Application(
+            client_max_size=limits.MAX_BODY, middlewares=[self._middleware(token)]
+        )
         app.router.add_route("*", "/{tail:.*}", self.handle)
         return app
 
@@ -156,7 +158,7 @@ class Server:
             return respond(discovery.VERSION)
         if head == "openapi":
             return self._openapi(parts[1:])
-        if head == "kq":
+        if head == "kq" and self.settings.fault_injection:
             return await self._internal(request, parts[1:])
         if head == "api" or head == "apis":
             return await self._api(request, parts)
@@ -280,10 +282,13 @@ class Server:
             force=parse_bool(query.get("force"), "force"),
         )
 
-    async def _body(self, request: web.Request) -> Any:
-        raw = await request.read()
-        kind = request.content_type
-        if kind == "application/vnd.kubernetes.protobuf":
+    async def _body(
+        self, request: web.Request, kind: str = "", json_types: tuple[str, ...] = limits.JSON_TYPES
+    ) -> Any:
+        kind = kind or "Status"
+        raw = await limits.read_body(request)
+        media = limits.body_type(request)
+        if media == limits.PROTOBUF:
             try:
                 return protobuf.decode(raw)
             except protobuf.ProtobufError as exc:
@@ -291,11 +296,11 @@ class Server:
                     f"the body of the request was in an unknown format - accepted media types "
                     f"include: application/json, application/yaml ({exc})"
                 ) from exc
-        if kind in ("application/yaml", "application/x-yaml"):
-            try:
-                return yaml.safe_load(raw)
-            except yaml.YAMLError as exc:
-                raise errors.bad_request(f"error decoding YAML: {exc}") from exc
+        if media in limits.YAML_TYPES:
+            return _load_yaml(raw, kind)
+        if media not in json_types:
+            raise limits.unsupported_body()
+        limits.check_json_depth(raw, kind)
         try:
             return json.loads(raw or b"null")
         except ValueError as exc:
@@ -329,14 +334,16 @@ class Server:
         method = request.method
         if method == "GET":
             flt = self._filter(request, target)
+            limits.parse_int(request.query, "limit")  # checked for watches too, as upstream
             if parse_bool(request.query.get("watch"), "watch"):
                 return await self._watch(request, target, flt)
+            await self._reach_version(request)
             return self._list(request, target, flt)
         if method == "POST":
             if rt.namespaced and target.namespace is None:
                 raise errors.method_not_allowed("the server does not allow this method")
             ctx = self._ctx(request)
-            body = await self._body(request)
+            body = await self._body(request, rt.kind)
             obj = await self.api.create(rt, target.namespace or "", body, ctx, owned=True)
             return self._respond_object(rt, obj, 201, self._warnings(target, ctx))
         if method == "DELETE":
@@ -375,7 +382,7 @@ class Server:
                 for o in items
                 if (o["metadata"].get("namespace", ""), o["metadata"]["name"]) > after
             ]
-        limit = int(request.query.get("limit") or 0)
+        limit = limits.parse_int(request.query, "limit") or 0
         if limit > 0 and len(items) > limit:
             items = items[:limit]
             last = items[-1]["metadata"]
@@ -391,6 +398,7 @@ class Server:
         ns = target.namespace or ""
         method = request.method
         if method == "GET":
+            await self._reach_version(request)
             obj = self.api.get(rt, ns, name)
             if self._wants_table(request):
                 return respond(
@@ -402,17 +410,15 @@ class Server:
         ctx = self._ctx(request)
         ctx.subresource = target.sub
         if method == "PUT":
-            body = await self._body(request)
+            body = await self._body(request, rt.kind)
             obj = await self.api.update(rt, ns, name, body, ctx, target.sub, owned=True)
             return self._respond_object(rt, obj, 200, self._warnings(target, ctx))
         if method == "PATCH":
             content_type = request.content_type
             if content_type not in PATCH_TYPES:
-                raise errors.unsupported_media(
-                    f"the body of the request was in an unknown format - accepted media types "
-                    f"include: {', '.join(PATCH_TYPES)}"
-                )
-            raw = await request.read()
+                raise ApiError(415, "UnsupportedMediaType", "415: Unsupported Media Type", {})
+            raw = await limits.read_body(request)
+            _check_patch_depth(raw, content_type, rt.kind)
             if content_type != APPLY and ctx.force:
                 raise errors.bad_request("force may only be specified with apply patches")
             obj, created = await self.api.patch(rt, ns, name, content_type, raw, ctx, target.sub)
@@ -431,17 +437,15 @@ class Server:
     async def _delete_options(self, request: web.Request) -> dict[str, Any]:
         options: dict[str, Any] = {}
         if request.can_read_body:
-            body = await self._body(request)
+            body = await self._body(request, "DeleteOptions")
             if isinstance(body, dict):
                 options.update(body)
         query = request.query
         if "propagationPolicy" in query:
             options["propagationPolicy"] = query["propagationPolicy"]
-        if "gracePeriodSeconds" in query:
-            try:
-                options["gracePeriodSeconds"] = int(query["gracePeriodSeconds"])
-            except ValueError as exc:
-                raise errors.bad_request("gracePeriodSeconds must be an integer") from exc
+        grace = limits.parse_int(query, "gracePeriodSeconds")
+        if grace is not None:
+            options["gracePeriodSeconds"] = grace
         if "orphanDependents" in query:
             options["orphanDependents"] = parse_bool(query["orphanDependents"], "orphanDependents")
         return options
@@ -454,13 +458,33 @@ class Server:
             if request.method == "GET":
                 return respond(await subresources.scale(self.api, rt, ns, name, None, ctx))
             if request.method in ("PUT", "PATCH"):
-                body = await self._body(request)
+                body = await self._body(request, "Scale", limits.JSON_TYPES + PATCH_TYPES)
                 return respond(await subresources.scale(self.api, rt, ns, name, body, ctx))
         elif request.method == "POST":
             body = await self._body(request)
             verb = subresources.bind if target.sub == "binding" else subresources.evict
             return respond(await verb(self.api, rt, ns, name, body, ctx), 201)
         raise errors.method_not_allowed(f"method {request.method} not allowed on {target.sub}")
+
+    async def _reach_version(self, request: web.Request) -> None:
+        """Wait, as kube-apiserver's watch cache does, up to 3 s for a revision not yet reached."""
+        requested = limits.parse_resource_version(request.query.get("resourceVersion", ""))
+        if requested is None or requested <= self.store.rv:
+            return
+        reached = asyncio.Event()
+
+        def seen(change: Change) -> None:
+            if change.rv >= requested:
+                reached.set()
+
+        self.store.listeners.append(seen)
+        try:
+            async with asyncio.timeout(3):
+                await reached.wait()
+        except TimeoutError as exc:
+            raise limits.too_large_version(requested, self.store.rv) from exc
+        finally:
+            self.store.listeners.remove(seen)
 
     # --- watch ---------------------------------------------------------------------
 
@@ -469,11 +493,9 @@ class Server:
         rv_text = query.get("resourceVersion", "")
         send_initial = parse_bool(query.get("sendInitialEvents"), "sendInitialEvents")
         bookmarks = parse_bool(query.get("allowWatchBookmarks"), "allowWatchBookmarks")
-        try:
-            since = None if rv_text in ("", "0") or send_initial else int(rv_text)
-            timeout = float(query.get("timeoutSeconds") or random.uniform(1800, 3600))
-        except ValueError as exc:
-            raise errors.bad_request(f"invalid resource version or timeout: {exc}") from exc
+        requested = limits.parse_resource_version(rv_text)
+        since = None if send_initial else requested
+        timeout = float(limits.parse_int(query, "timeoutSeconds") or random.uniform(1800, 3600))
         wants_table = self._wants_table(request)
         include = self._table_include(request) if wants_table else "Object"
         rt = target.rt
@@ -523,3 +545,21 @@ class Server:
         if parts == ["drop-watches"] and request.method == "POST":
             return respond({"dropped": self.hub.close_all()})
         raise errors.no_route()
+
+
+def _load_yaml(raw: bytes, kind: str) -> Any:
+    try:
+        value = yaml.safe_load(raw)
+    except RecursionError as exc:
+        raise limits.yaml_too_deep(kind, raw) from exc
+    except yaml.YAMLError as exc:
+        raise errors.bad_request(f"error decoding YAML: {exc}") from exc
+    limits.check_depth(value, kind, raw)
+    return value
+
+
+def _check_patch_depth(raw: bytes, content_type: str, kind: str) -> None:
+    if content_type != APPLY or raw.lstrip()[:1] in (b"{", b"["):
+        limits.check_json_depth(raw, kind)
+    else:
+        _load_yaml(raw, kind)

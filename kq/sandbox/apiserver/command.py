@@ -15,13 +15,19 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--data-dir", type=Path, default=Path(".kq/apiserver"))
     parser.add_argument("--port", type=int, default=0, help="port (0: any free port)")
     parser.add_argument("--host", default="127.0.0.1", help="address to listen on")
-    parser.add_argument("--tls", action="store_true", help="serve HTTPS with a self-signed cert")
-    parser.add_argument("--token", help="require this bearer token")
+    parser.add_argument(
+        "--token", help="require this bearer token (default: one generated, kept in the data dir)"
+    )
     parser.add_argument(
         "--history", type=int, default=10_000, help="changes kept for watch resumption"
     )
     parser.add_argument(
         "--bookmark-interval", type=float, default=15.0, help="seconds between watch bookmarks"
+    )
+    parser.add_argument(
+        "--enable-fault-injection",
+        action="store_true",
+        help="serve the test hooks /kq/faults, /kq/compact and /kq/drop-watches",
     )
     parser.add_argument("--faults", help="fault injection settings as JSON")
     parser.add_argument(
@@ -43,10 +49,10 @@ async def _serve(args: argparse.Namespace) -> int:
         data_dir=Path(args.data_dir),
         port=args.port,
         host=args.host,
-        tls=args.tls,
         token=args.token,
         history=args.history,
         bookmark_interval=args.bookmark_interval,
+        fault_injection=args.enable_fault_injection,
     )
     running = await start(options, [] if args.no_builtin_crds else builtin_crds())
     if args.faults:

@@ -26,9 +26,10 @@ class ApiError(Exception):
             "metadata": {},
             "status": "Failure",
             "message": self.message,
-            "reason": self.reason,
-            "code": self.code,
         }
+        if self.reason:  # errors passed through from etcd carry none
+            body["reason"] = self.reason
+        body["code"] = self.code
         if self.details is not None:
             body["details"] = self.details
         return body

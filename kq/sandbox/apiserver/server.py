@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 import base64
 import contextlib
+import os
+import secrets
 import ssl
 import subprocess
 from dataclasses import dataclass
@@ -14,6 +16,7 @@ from typing import Any
 import yaml
 from aiohttp import web
 
+from kq.sandbox.apiserver import limits
 from kq.sandbox.apiserver.api import Api, Ctx
 from kq.sandbox.apiserver.app import Server
 from kq.sandbox.apiserver.gc import Collector
@@ -30,10 +33,13 @@ class Options:
     data_dir: Path
     port: int = 0
     host: str = "127.0.0.1"
-    tls: bool = False
+    # Always on by default: kubectl sends a bearer token over HTTPS only.
+    tls: bool = True
     token: str | None = None
     history: int = 10_000
     bookmark_interval: float = 15.0
+    # /kq/faults, /kq/compact and /kq/drop-watches answer only when this is set.
+    fault_injection: bool = False
 
 
 @dataclass
@@ -57,6 +63,12 @@ class Running:
         self.server.store.close()
 
 
+def _create_private(path: Path) -> None:
+    # sqlite creates a database, and its -wal/-shm files, with the umask's mode (0644).
+    if not path.exists():
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT, 0o600))
+
+
 def _self_signed(data_dir: Path, host: str) -> tuple[Path, Path]:
     cert, key = data_dir / "tls.crt", data_dir / "tls.key"
     if not cert.exists() or not key.exists():
@@ -69,6 +81,7 @@ def _self_signed(data_dir: Path, host: str) -> tuple[Path, Path]:
             check=True,
             capture_output=True,
         )  # fmt: skip
+        key.chmod(0o600)
     return cert, key
 
 
@@ -87,7 +100,36 @@ def write_kubeconfig(path: Path, url: str, token: str | None, ca: Path | None) -
         ],
         "current-context": "kq",
     }
-    path.write_text(yaml.safe_dump(config, sort_keys=False))
+    _write_private(path, yaml.safe_dump(config, sort_keys=False))
+
+
+def _write_private(path: Path, text: str) -> None:
+    """Write ``text`` readable by its owner only, from the first byte on."""
+    path.unlink(missing_ok=True)
+    descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(descriptor, "w") as file:
+        file.write(text)
+
+
+def _private_dir(path: Path) -> None:
+    """The state directory: every object (Secrets too) and the token live in it."""
+    path.mkdir(mode=0o700, parents=True, exist_ok=True)
+    path.chmod(0o700)
+    for name in ("state.db", "state.db-wal", "state.db-shm", "tls.key"):
+        if (path / name).exists():
+            (path / name).chmod(0o600)
+
+
+def _token(options: Options) -> str:
+    """The bearer token: given, or the one this data directory was first served with."""
+    if options.token:
+        return options.token
+    stored = options.data_dir / "token"
+    if stored.is_file() and stored.read_text().strip():
+        return stored.read_text().strip()
+    token = secrets.token_urlsafe(32)
+    _write_private(stored, token + "\n")
+    return token
 
 
 async def _bootstrap(api: Api, crds: list[dict[str, Any]]) -> None:
@@ -106,8 +148,10 @@ async def _bootstrap(api: Api, crds: list[dict[str, Any]]) -> None:
 
 
 async def start(options: Options, crds: list[dict[str, Any]]) -> Running:
-    options.data_dir.mkdir(parents=True, exist_ok=True)
+    _private_dir(options.data_dir)
+    _create_private(options.data_dir / "state.db")
     store = Store(options.data_dir / "state.db", history=options.history)
+    store.max_object = limits.MAX_OBJECT
     registry = Registry()
     api = Api(store, registry)
     hub = Hub(store)
@@ -116,6 +160,8 @@ async def start(options: Options, crds: list[dict[str, Any]]) -> Running:
     api.admission = webhooks.admit
     server = Server(store, registry, api, hub)
     server.settings.bookmark_interval = options.bookmark_interval
+    server.settings.fault_injection = options.fault_injection
+    token = _token(options)
     await _bootstrap(api, crds)
     tasks = [asyncio.create_task(collector.run())]
     context = None
@@ -124,9 +170,7 @@ async def start(options: Options, crds: list[dict[str, Any]]) -> Running:
         ca, key = _self_signed(options.data_dir, options.host)
         context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
         context.load_cert_chain(ca, key)
-    runner = web.AppRunner(
-        server.application(options.token), handler_cancellation=True, access_log=None
-    )
+    runner = web.AppRunner(server.application(token), handler_cancellation=True, access_log=None)
     await runner.setup()
     site = web.TCPSite(runner, options.host, options.port, ssl_context=context, shutdown_timeout=1)
     await site.start()
@@ -135,5 +179,5 @@ async def start(options: Options, crds: list[dict[str, Any]]) -> Running:
     scheme = "https" if options.tls else "http"
     url = f"{scheme}://{options.host}:{port}"
     kubeconfig = options.data_dir / "kubeconfig"
-    write_kubeconfig(kubeconfig, url, options.token, ca)
+    write_kubeconfig(kubeconfig, url, token, ca)
     return Running(server, runner, kubeconfig, url, tasks)

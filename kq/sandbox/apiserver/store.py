@@ -42,6 +42,10 @@ CREATE TABLE IF NOT EXISTS objects(
 _TRIM_BATCH = 512
 
 
+class ObjectTooLarge(ValueError):
+    """A write over ``Store.max_object``; nothing was stored."""
+
+
 @dataclass(frozen=True)
 class Change:
     """One committed write; ``obj`` is the new state (the last state for DELETED) and
@@ -81,6 +85,8 @@ class Store:
         self.floor = 0
         self._db_floor = 0
         self.listeners: list[Callable[[Change], None]] = []
+        # Writes of objects whose JSON exceeds this many bytes raise ObjectTooLarge.
+        self.max_object: int | None = None
         self._unpublished: list[Change] = []
         self._flush_handle: asyncio.Handle | None = None
         self._flushed: asyncio.Future[None] | None = None
@@ -154,6 +160,8 @@ class Store:
         state = obj if obj is not None else json.loads(prev_body or "null")
         state["metadata"]["resourceVersion"] = str(rv)
         body = _encode(state)
+        if obj is not None and self.max_object is not None and len(body) > self.max_object:
+            raise ObjectTooLarge(f"{len(body)} bytes")
         # The transaction is left open for ``flush``: sqlite3 begins one at the first write.
         self._db.execute(
             "INSERT INTO changes(rv, resource, namespace, name, type, body, prev_body)"

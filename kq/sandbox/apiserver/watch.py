@@ -60,6 +60,8 @@ class Subscriber:
     filter: Filter
     queue: asyncio.Queue[Event | None] = field(default_factory=lambda: asyncio.Queue(QUEUE_BOUND))
     closed: bool = False
+    # A watch from a revision not yet reached sees only the changes after it, as upstream's.
+    after: int = 0
 
     def offer(self, event: Event) -> None:
         if self.closed:
@@ -97,7 +99,7 @@ class Hub:
         # Writes not yet published would reach this watcher twice: in its backlog, and again
         # when their commit publishes them.
         self.store.flush()
-        sub = Subscriber(resource, flt)
+        sub = Subscriber(resource, flt, after=since or 0)
         if since is None:
             for obj in self.store.select(resource, flt.namespace):
                 if flt.matches(obj):
@@ -121,6 +123,8 @@ class Hub:
 
     def publish(self, change: Change) -> None:
         for sub in list(self._subs.get(change.resource, ())):
+            if change.rv <= sub.after:
+                continue
             event = event_for(change, sub.filter)
             if event is not None:
                 sub.offer(event)
