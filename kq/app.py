@@ -8,12 +8,16 @@ from __future__ import annotations
 
 import argparse
 
+import pluggy
+import structlog
+
 from kq.admissionchecks.runner import register_admission_checks
 from kq.config import KqConfig
 from kq.controllers.priority_classes import register_priority_classes
 from kq.controllers.registration import register_admission
-from kq.controllers.workloads import register_workload_lifecycle
+from kq.controllers.workloads import WORKLOAD_GROUP_KIND, register_workload_lifecycle
 from kq.jobframework.controller import register_job_integrations
+from kq.jobframework.registry import job_integrations
 from kq.plugins import build_plugin_manager
 from kq.runtime import process
 from kq.runtime.manager import Manager
@@ -30,6 +34,19 @@ async def install_controllers(manager: Manager, config: KqConfig) -> None:
     register_priority_classes(manager)
     await register_admission_checks(manager, pm, config.namespace)
     await register_job_integrations(manager, pm, config)
+    _warn_unread_concurrency(config, pm)
+
+
+def _warn_unread_concurrency(config: KqConfig, pm: pluggy.PluginManager) -> None:
+    """Kueue reconciles queues and flavors in controllers of their own; kq writes their status
+    from the admission loop, so their ``groupKindConcurrency`` has nothing to size."""
+    read = {WORKLOAD_GROUP_KIND} | {j.GVK.group_kind for j in job_integrations(pm).values()}
+    for group_kind in sorted(set(config.group_kind_concurrency) - read):
+        structlog.get_logger(__name__).warning(
+            "controller.groupKindConcurrency names a kind kq has no worker pool for; "
+            "the value is not used",
+            group_kind=group_kind,
+        )
 
 
 def run_command(args: argparse.Namespace) -> int:

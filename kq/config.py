@@ -1,9 +1,11 @@
 """kq's configuration file: defaults, validation, and errors that name the bad field.
 
-The file is YAML in the shape of Kueue's Configuration API (``config.kueue.x-k8s.io/v1beta1``,
-kind ``Configuration``) plus kq's own ``plugins`` section, so a Kueue configuration carries
-over. Defaults follow upstream. Unknown keys are errors, because a typo silently ignored is
-worse. Durations are Go duration strings ("15s", "1m30s").
+The file is YAML in the shape of Kueue's Configuration API (``config.kueue.x-k8s.io/v1beta1``
+or ``v1beta2``, kind ``Configuration``) plus kq's own ``plugins`` section, so a Kueue
+configuration carries over. Defaults follow upstream, per version: v1beta2 waits for pods to
+be ready unless told otherwise, v1beta1 only when ``waitForPodsReady.enable`` is set. Unknown
+keys are errors, because a typo silently ignored is worse. Durations are Go duration strings
+("15s", "1m30s").
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import yaml
 from kq.api.selectors import parse_label_selector
 
 API_VERSION = "config.kueue.x-k8s.io/v1beta1"
+API_VERSION_V1BETA2 = "config.kueue.x-k8s.io/v1beta2"
 KIND = "Configuration"
 
 T = TypeVar("T")
@@ -125,6 +128,12 @@ class KqConfig:
     webhook: Webhook = field(default_factory=Webhook)
     feature_gates: Mapping[str, bool] = field(default_factory=dict)
     plugins: PluginsConfig = field(default_factory=PluginsConfig)
+    group_kind_concurrency: Mapping[str, int] = field(default_factory=dict)
+    """Kueue's ``controller.groupKindConcurrency``: workers per reconciled kind, keyed
+    ``Kind.group`` (``Job.batch``, ``Workload.kueue.x-k8s.io``)."""
+
+    def workers(self, group_kind: str, default: int = 4) -> int:
+        return self.group_kind_concurrency.get(group_kind, default)
 
     @property
     def lease_namespace(self) -> str:
@@ -204,7 +213,7 @@ class _Section:
             raise ConfigError(f"{self.where(key)}: must be at least {minimum}")
         return value
 
-    def duration(self, key: str, default: float) -> float:
+    def duration(self, key: str, default: float, *, zero: bool = False) -> float:
         raw = self.data.get(key)
         if raw is None:
             return default
@@ -212,10 +221,9 @@ class _Section:
             seconds = parse_duration(raw) if isinstance(raw, str) else None
         except ValueError:
             seconds = None
-        if seconds is None or seconds <= 0:
-            raise ConfigError(
-                f"{self.where(key)}: must be a positive duration such as 15s or 1m30s"
-            )
+        if seconds is None or seconds < 0 or (seconds == 0 and not zero):
+            what = "a duration" if zero else "a positive duration"
+            raise ConfigError(f"{self.where(key)}: must be {what} such as 15s or 1m30s")
         return seconds
 
     def names(
@@ -271,12 +279,15 @@ def _plugins(section: object) -> PluginsConfig:
     )
 
 
-def _wait_for_pods_ready(top: _Section) -> WaitForPodsReady:
-    s = top.section(
-        "waitForPodsReady",
-        {"enable", "timeout", "blockAdmission", "requeuingStrategy", "recoveryTimeout"},
-    )
-    enable = s.flag("enable", False)
+def _wait_for_pods_ready(
+    top: _Section, v1beta2: bool, gates: Mapping[str, bool]
+) -> WaitForPodsReady:
+    """Upstream's defaults: v1beta2 is on unless the ``DisableWaitForPodsReady`` gate is set
+    (timeout 30m, no blockAdmission); v1beta1 only with ``enable`` (timeout 5m, blockAdmission
+    as enable). Both default ``recoveryTimeout`` to the timeout; "0s" turns it off."""
+    keys = {"timeout", "blockAdmission", "requeuingStrategy", "recoveryTimeout"}
+    s = top.section("waitForPodsReady", keys if v1beta2 else keys | {"enable"})
+    enable = not gates.get("DisableWaitForPodsReady", False) if v1beta2 else s.flag("enable", False)
     r = s.section(
         "requeuingStrategy",
         {"timestamp", "backoffLimitCount", "backoffBaseSeconds", "backoffMaxSeconds"},
@@ -291,12 +302,13 @@ def _wait_for_pods_ready(top: _Section) -> WaitForPodsReady:
         backoff_base_seconds=r.integer("backoffBaseSeconds", 60, minimum=1),
         backoff_max_seconds=r.integer("backoffMaxSeconds", 3600, minimum=1),
     )
+    timeout = s.duration("timeout", 1800.0 if v1beta2 else 300.0)
     return WaitForPodsReady(
         enable=enable,
-        timeout=s.duration("timeout", 300.0),
-        block_admission=s.flag("blockAdmission", enable),
+        timeout=timeout,
+        block_admission=s.flag("blockAdmission", enable and not v1beta2),
         requeuing_strategy=strategy,
-        recovery_timeout=s.duration("recoveryTimeout", 0.0) or None,
+        recovery_timeout=s.duration("recoveryTimeout", timeout, zero=True) or None,
     )
 
 
@@ -403,6 +415,7 @@ _TOP = {
     "webhook",
     "featureGates",
     "plugins",
+    "controller",
 }
 
 
@@ -414,17 +427,74 @@ HONOURED_GATES = {
     "FinishOrphanedWorkloads": True,
     "ManagedJobsNamespaceSelectorAlwaysRespected": True,
 }
+# Gates kq honours at either value.
+SWITCHABLE_GATES = {"DisableWaitForPodsReady"}
 
 
 def _feature_gates(raw: object) -> dict[str, bool]:
     if not isinstance(raw, dict) or not all(isinstance(v, bool) for v in raw.values()):
         raise ConfigError("featureGates: must map gate names to true or false")
     for gate, value in raw.items():
+        if gate in SWITCHABLE_GATES:
+            continue
         if gate not in HONOURED_GATES:
             raise ConfigError(f"featureGates.{gate}: kq does not implement this feature gate")
         if value != HONOURED_GATES[gate]:
             wanted = str(HONOURED_GATES[gate]).lower()
             raise ConfigError(f"featureGates.{gate}: kq always behaves as {gate}={wanted}")
+    return dict(raw)
+
+
+def _version(top: _Section) -> bool:
+    """Whether the document is v1beta2 (kq reads a document without apiVersion as v1beta1)."""
+    version = top.data.get("apiVersion", API_VERSION)
+    if version not in (API_VERSION, API_VERSION_V1BETA2):
+        raise ConfigError(f"apiVersion: must be {API_VERSION} or {API_VERSION_V1BETA2}")
+    if top.data.get("kind", KIND) != KIND:
+        raise ConfigError(f"kind: must be {KIND}")
+    return bool(version == API_VERSION_V1BETA2)
+
+
+def _fair_sharing(top: _Section, v1beta2: bool) -> FairSharing:
+    # v1beta2 has no ``enable``: the section's presence turns fair sharing on.
+    fair = top.section(
+        "fairSharing", {"preemptionStrategies"} | ({"enable"} if not v1beta2 else set())
+    )
+    on = "fairSharing" in top.data if v1beta2 else fair.flag("enable", False)
+    if on:
+        where = "fairSharing" if v1beta2 else "fairSharing.enable"
+        raise ConfigError(
+            f"{where}: kq does not implement fair sharing yet; remove it (kq would "
+            "otherwise admit without it while the configuration says it is on)"
+        )
+    strategies = FairSharing().preemption_strategies
+    return FairSharing(fair.names("preemptionStrategies", strategies, choices=strategies))
+
+
+def _frameworks(top: _Section, v1beta2: bool) -> tuple[str, ...]:
+    keys = {"frameworks", "externalFrameworks"} | (set() if v1beta2 else {"podOptions"})
+    integrations = top.section("integrations", keys)
+    for key in ("externalFrameworks", "podOptions"):
+        if integrations.data.get(key):
+            raise ConfigError(f"integrations.{key}: not supported by kq; remove it")
+    return integrations.names("frameworks", ("batch/job",))
+
+
+_GROUP_KIND = re.compile(r"[A-Z][A-Za-z0-9]*(\.[a-z0-9]([-a-z0-9.]*[a-z0-9])?)?")
+
+
+def _group_kind_concurrency(top: _Section) -> dict[str, int]:
+    controller = top.section("controller", {"groupKindConcurrency"})
+    raw = controller.data.get("groupKindConcurrency") or {}
+    if not isinstance(raw, dict):
+        raise ConfigError("controller.groupKindConcurrency: must map Kind.group to a number")
+    section = controller.section("groupKindConcurrency", set(raw))
+    for key in raw:
+        if not isinstance(key, str) or not _GROUP_KIND.fullmatch(key):
+            raise ConfigError(
+                f"controller.groupKindConcurrency.{key}: must be Kind.group, such as Job.batch"
+            )
+        section.integer(key, 1, minimum=1)
     return dict(raw)
 
 
@@ -435,29 +505,16 @@ def parse_config(document: object) -> KqConfig:
     if not isinstance(document, dict):
         raise ConfigError("configuration: the document must be a mapping")
     top = _Section(document, "", _TOP)
-    if top.data.get("apiVersion", API_VERSION) != API_VERSION:
-        raise ConfigError(f"apiVersion: must be {API_VERSION}")
-    if top.data.get("kind", KIND) != KIND:
-        raise ConfigError(f"kind: must be {KIND}")
+    v1beta2 = _version(top)
     namespace = top.text("namespace", "kueue-system")
     if not namespace:
         raise ConfigError("namespace: must not be empty")
-    fair = top.section("fairSharing", {"enable", "preemptionStrategies"})
     client = top.section("clientConnection", {"qps", "burst"})
     health = top.section(
         "health", {"healthProbeBindAddress", "readinessEndpointName", "livenessEndpointName"}
     )
     webhook = top.section("webhook", {"port", "certDir", "host"})
     gates = _feature_gates(top.data.get("featureGates") or {})
-    if fair.flag("enable", False):
-        raise ConfigError(
-            "fairSharing.enable: kq does not implement fair sharing yet; remove it (kq would "
-            "otherwise admit without it while the configuration says it is on)"
-        )
-    integrations = top.section("integrations", {"frameworks", "externalFrameworks", "podOptions"})
-    for key in ("externalFrameworks", "podOptions"):
-        if integrations.data.get(key):
-            raise ConfigError(f"integrations.{key}: not supported by kq; remove it")
     port = webhook.integer("port", 9443, minimum=1)
     if port > 65535:
         raise ConfigError("webhook.port: must be at most 65535")
@@ -465,15 +522,9 @@ def parse_config(document: object) -> KqConfig:
         namespace=namespace,
         manage_jobs_without_queue_name=top.flag("manageJobsWithoutQueueName", False),
         managed_jobs_namespace_selector=_namespace_selector(top, namespace),
-        wait_for_pods_ready=_wait_for_pods_ready(top),
-        frameworks=integrations.names("frameworks", ("batch/job",)),
-        fair_sharing=FairSharing(
-            preemption_strategies=fair.names(
-                "preemptionStrategies",
-                FairSharing().preemption_strategies,
-                choices=FairSharing().preemption_strategies,
-            ),
-        ),
+        wait_for_pods_ready=_wait_for_pods_ready(top, v1beta2, gates),
+        frameworks=_frameworks(top, v1beta2),
+        fair_sharing=_fair_sharing(top, v1beta2),
         client_connection=ClientConnection(
             qps=client.number("qps", 300.0), burst=client.integer("burst", 500, minimum=1)
         ),
@@ -493,6 +544,7 @@ def parse_config(document: object) -> KqConfig:
         ),
         feature_gates=dict(gates),
         plugins=_plugins(document.get("plugins")),
+        group_kind_concurrency=_group_kind_concurrency(top),
     )
 
 

@@ -5,6 +5,7 @@ from pathlib import Path
 import pytest
 
 from kq.config import (
+    API_VERSION_V1BETA2,
     ConfigError,
     KqConfig,
     PluginsConfig,
@@ -12,6 +13,8 @@ from kq.config import (
     parse_config,
     parse_duration,
 )
+
+V1BETA2 = API_VERSION_V1BETA2
 
 
 def test_missing_file_means_defaults() -> None:
@@ -169,6 +172,15 @@ def test_bad_go_durations(text: str) -> None:
         ({"integrations": {"externalFrameworks": ["Foo.v1.example.com"]}}, "integrations.ext"),
         ({"integrations": {"podOptions": {"namespaceSelector": {}}}}, "integrations.podOptions"),
         ({"apiVersion": "config.kueue.x-k8s.io/v1alpha1"}, "apiVersion:"),
+        ({"apiVersion": V1BETA2, "fairSharing": {}}, "fairSharing: kq does not implement"),
+        ({"apiVersion": V1BETA2, "fairSharing": {"enable": True}}, "fairSharing.enable: unknown"),
+        ({"apiVersion": V1BETA2, "waitForPodsReady": {"enable": True}}, "waitForPodsReady.enable"),
+        ({"apiVersion": V1BETA2, "integrations": {"podOptions": {}}}, "integrations.podOptions"),
+        ({"waitForPodsReady": {"recoveryTimeout": "-1s"}}, "waitForPodsReady.recoveryTimeout:"),
+        ({"controller": {"groupKindConcurrency": {"Job.batch": 0}}}, "controller.groupKindConcu"),
+        ({"controller": {"groupKindConcurrency": {"job": 1}}}, "controller.groupKindConcurrency"),
+        ({"controller": {"groupKindConcurrency": [1]}}, "controller.groupKindConcurrency:"),
+        ({"controller": {"cacheSync": "1m"}}, "controller.cacheSync: unknown field"),
         ({"kind": "Nope"}, "kind:"),
         ({"integrations": {"frameworks": "batch/job"}}, "integrations.frameworks:"),
     ],
@@ -243,3 +255,84 @@ def test_managed_jobs_namespace_selector_is_validated_as_upstream(
     with pytest.raises(ConfigError) as caught:
         parse_config({"managedJobsNamespaceSelector": selector})
     assert str(caught.value).startswith(message)
+
+
+# Kueue v0.19's own config/components/manager/controller_manager_config.yaml, uncommented
+# parts as shipped (kq has no integration for some frameworks: it warns at start-up).
+KUEUE_DEFAULT_V1BETA2 = """
+apiVersion: config.kueue.x-k8s.io/v1beta2
+kind: Configuration
+health:
+  healthProbeBindAddress: :8081
+metrics:
+  bindAddress: :8443
+webhook:
+  port: 9443
+leaderElection:
+  leaderElect: true
+  resourceName: c1f6bfd2.kueue.x-k8s.io
+controller:
+  groupKindConcurrency:
+    Job.batch: 5
+    Pod: 5
+    Workload.kueue.x-k8s.io: 10
+    LocalQueue.kueue.x-k8s.io: 5
+    Cohort.kueue.x-k8s.io: 1
+    ClusterQueue.kueue.x-k8s.io: 5
+    ResourceFlavor.kueue.x-k8s.io: 1
+clientConnection:
+  qps: 300
+  burst: 500
+integrations:
+  frameworks:
+  - "batch/job"
+  - "kubeflow.org/mpijob"
+  - "ray.io/rayjob"
+  - "jobset.x-k8s.io/jobset"
+"""
+
+
+def test_kueues_default_v1beta2_configuration_is_read(tmp_path: Path) -> None:
+    path = tmp_path / "kueue.yaml"
+    path.write_text(KUEUE_DEFAULT_V1BETA2)
+    config = load_config(path)
+    # v1beta2 waits for pods by default: 30 minutes, recovery as long, admission not blocked.
+    ready = config.wait_for_pods_ready
+    assert (ready.enable, ready.timeout, ready.recovery_timeout) == (True, 1800.0, 1800.0)
+    assert not ready.block_admission
+    assert config.workers("Workload.kueue.x-k8s.io") == 10
+    assert config.workers("Job.batch") == 5
+    assert config.workers("JobSet.jobset.x-k8s.io") == 4  # not named: kq's default
+    assert config.metrics_bind_address == ":8443"
+
+
+@pytest.mark.parametrize(
+    ("document", "enable", "timeout", "recovery", "block"),
+    [
+        ({"apiVersion": V1BETA2}, True, 1800.0, 1800.0, False),
+        (
+            {"apiVersion": V1BETA2, "featureGates": {"DisableWaitForPodsReady": True}},
+            False,
+            1800.0,
+            1800.0,
+            False,
+        ),
+        ({"apiVersion": V1BETA2, "waitForPodsReady": {"timeout": "2m"}}, True, 120.0, 120.0, False),
+        (
+            {"apiVersion": V1BETA2, "waitForPodsReady": {"recoveryTimeout": "0s"}},
+            True,
+            1800.0,
+            None,
+            False,
+        ),
+        ({}, False, 300.0, 300.0, False),
+        ({"waitForPodsReady": {"enable": True}}, True, 300.0, 300.0, True),
+        ({"waitForPodsReady": {"enable": True, "timeout": "1m"}}, True, 60.0, 60.0, True),
+    ],
+)
+def test_wait_for_pods_ready_defaults_per_version(
+    document: dict[str, object], enable: bool, timeout: float, recovery: float | None, block: bool
+) -> None:
+    ready = parse_config(document).wait_for_pods_ready
+    assert (ready.enable, ready.timeout, ready.recovery_timeout) == (enable, timeout, recovery)
+    assert ready.block_admission == block

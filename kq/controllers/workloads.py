@@ -220,13 +220,20 @@ def _count(obj: Object, step: Write) -> None:
         metrics.evicted_workloads_total.labels(cq, reason).inc()
 
 
+WORKLOAD_GROUP_KIND = "Workload.kueue.x-k8s.io"
+
+
 def register_workload_lifecycle(manager: Manager, config: KqConfig) -> WorkloadLifecycle:
     """Share the manager's informers; the controller writes only while this replica leads."""
     informers = {resource: manager.informer(resource) for resource in WATCHED}
     recorder = EventRecorder(manager.client, "kq-workload", config.namespace)
     pods_ready = config.wait_for_pods_ready
     lifecycle = WorkloadLifecycle(
-        manager.client, informers, recorder, pods_ready=pods_ready if pods_ready.enable else None
+        manager.client,
+        informers,
+        recorder,
+        workers=config.workers(WORKLOAD_GROUP_KIND),
+        pods_ready=pods_ready if pods_ready.enable else None,
     )
     manager.add(NAME, lifecycle.run, leader_only=True)
     return lifecycle

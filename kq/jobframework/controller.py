@@ -125,17 +125,21 @@ class JobControllers:
         *,
         config: KqConfig,
         is_leader: Callable[[], bool],
-        workers: int = 4,
+        workers: int | None = None,
         informer_for: InformerFactory | None = None,
     ) -> JobControllers:
         """Discover which job kinds are served; nothing runs until ``run``.
 
         ``informer_for`` hands out (shared) informers; by default each is new and ``run``
-        runs it.
+        runs it. ``workers``: by default, the largest ``controller.groupKindConcurrency`` of
+        the served kinds (they share one work queue), else 4.
         """
         options = JobFrameworkOptions.from_config(config)
         factory = informer_for or (lambda resource: Informer(client, resource))
         kinds = await _served_kinds(client, job_integrations(pm), options, factory)
+        if workers is None:
+            named = [config.workers(k.integration.GVK.group_kind, 0) for k in kinds.values()]
+            workers = max(named, default=0) or 4
         return cls(client, kinds, options, is_leader, workers, factory)
 
     @property
@@ -162,7 +166,11 @@ class JobControllers:
         """Reconcile once every cache is filled, until cancelled; informers run elsewhere."""
         # Deciding before the Workload cache is full would create duplicates.
         await self.synced()
-        log.info("starting job controllers", frameworks=self.frameworks)
+        log.info(
+            "starting job controllers",
+            frameworks=self.frameworks,
+            workers=self._controller.workers,
+        )
         try:
             async with asyncio.TaskGroup() as group:
                 group.create_task(self._controller.run())
@@ -231,7 +239,7 @@ async def run_job_integrations(
     *,
     config: KqConfig,
     is_leader: Callable[[], bool],
-    workers: int = 4,
+    workers: int | None = None,
 ) -> None:
     """Run the job controllers until cancelled (see the module docstring)."""
     controllers = await JobControllers.create(
@@ -241,7 +249,7 @@ async def run_job_integrations(
 
 
 async def register_job_integrations(
-    manager: Manager, pm: pluggy.PluginManager, config: KqConfig, *, workers: int = 4
+    manager: Manager, pm: pluggy.PluginManager, config: KqConfig, *, workers: int | None = None
 ) -> JobControllers:
     """Attach the job controllers and webhooks to ``kq run``'s manager (see the docstring).
 

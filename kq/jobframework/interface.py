@@ -29,6 +29,11 @@ class GroupVersionKind:
     def api_version(self) -> str:
         return f"{self.group}/{self.version}" if self.group else self.version
 
+    @property
+    def group_kind(self) -> str:
+        """``Kind.group``, as Kueue's ``controller.groupKindConcurrency`` keys kinds."""
+        return f"{self.kind}.{self.group}" if self.group else self.kind
+
 
 @dataclass(frozen=True, slots=True)
 class Finished:

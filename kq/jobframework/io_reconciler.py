@@ -34,7 +34,8 @@ from kq.runtime.store import NAMESPACE_INDEX, OWNER_INDEX, Change, EventType
 from kq.runtime.workqueue import WorkQueue
 
 CONTROLLER = "job"
-log = structlog.get_logger("kq.jobframework.controller").bind(controller=CONTROLLER)
+# Lazy: a logger bound at import would keep structlog's defaults, not what kq run configures.
+log = structlog.get_logger("kq.jobframework.controller", controller=CONTROLLER)
 
 
 @dataclass(frozen=True)

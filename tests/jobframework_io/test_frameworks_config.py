@@ -3,6 +3,7 @@ Kueue frameworks kq has no plugin for are warned about."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 import time
@@ -26,16 +27,39 @@ def test_an_unknown_framework_stops_kq_run_naming_it(cluster: Cluster, tmp_path:
     assert "kq integrates: batch/job" in done.stderr
 
 
+def _log_until(log: Path, words: str) -> str:
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        text = log.read_text()
+        if words in text:
+            break
+        time.sleep(0.1)
+    return text
+
+
 def test_a_kueue_framework_kq_lacks_is_warned_about(cluster: Cluster, tmp_path: Path) -> None:
     ns = f"kq-system-{suffix()}"
     apply(cluster, tmp_path / "cache", namespace(ns))
     extra = "integrations:\n  frameworks: [batch/job, pod]\n"
     with kq_run(cluster, tmp_path / "run", ns, extra) as log:
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            text = log.read_text()
-            if "kq has no integration" in text:
-                break
-            time.sleep(0.1)
-        assert "kq has no integration for this Kueue framework" in text
-        assert "framework=pod" in text
+        # One JSON object a line: kq run's log format, for the job framework's lines too.
+        lines = [json.loads(line) for line in _log_until(log, "kq has no integration").splitlines()]
+        lacking = [line["framework"] for line in lines if "kq has no integration" in line["event"]]
+        assert lacking == ["pod"]
+
+
+def test_group_kind_concurrency_sizes_the_workers(cluster: Cluster, tmp_path: Path) -> None:
+    # Kueue's v1beta2 default: kinds kq reconciles get the workers; the others are named.
+    ns = f"kq-system-{suffix()}"
+    apply(cluster, tmp_path / "cache", namespace(ns))
+    extra = (
+        "apiVersion: config.kueue.x-k8s.io/v1beta2\nkind: Configuration\ncontroller:\n"
+        "  groupKindConcurrency:\n    Job.batch: 5\n    Workload.kueue.x-k8s.io: 10\n"
+        "    ClusterQueue.kueue.x-k8s.io: 5\n"
+    )
+    with kq_run(cluster, tmp_path / "run", ns, extra) as log:
+        lines = [json.loads(line) for line in _log_until(log, "job controllers").splitlines()]
+        started = next(line for line in lines if line["event"] == "starting job controllers")
+        assert started["workers"] == 5
+        unread = [line["group_kind"] for line in lines if "no worker pool" in line["event"]]
+        assert unread == ["ClusterQueue.kueue.x-k8s.io"]
