@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import urllib.request
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from prometheus_client.parser import text_string_to_metric_families
 
 from kq.runtime.client import KubeClient
 from kq.runtime.resources import ADMISSION_CHECKS, CLUSTER_QUEUES, WORKLOADS
@@ -34,6 +36,7 @@ from tests.controllers.helpers import (
     workload_until,
 )
 from tests.harness import REPO, Cluster
+from tests.kqrun import free_port
 from tests.kqrun import kq_run as run_kq
 
 APPROVAL = REPO / "examples" / "kq-check-approval"
@@ -55,15 +58,34 @@ def approval_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="module")
+def metrics_port() -> int:
+    return free_port()
+
+
+@pytest.fixture(scope="module")
 def kq_run(
-    cluster: Cluster, approval_site: Path, tmp_path_factory: pytest.TempPathFactory
+    cluster: Cluster,
+    approval_site: Path,
+    metrics_port: int,
+    tmp_path_factory: pytest.TempPathFactory,
 ) -> Iterator[Path]:
     """One ``kq run`` with the approval plugin for this module's tests, on this backend."""
     workdir = tmp_path_factory.mktemp("kq-run")
     ns = f"kq-system-{suffix()}"
     apply(cluster, workdir / "cache", namespace(ns))
-    with run_kq(cluster, workdir, ns, pythonpath=approval_site) as log:
+    with run_kq(cluster, workdir, ns, pythonpath=approval_site, metrics_port=metrics_port) as log:
         yield log
+
+
+def scraped(port: int, name: str, **labels: str) -> float | None:
+    """One sample from ``kq run``'s /metrics, as Prometheus would scrape it."""
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as response:
+        text = response.read().decode()
+    for family in text_string_to_metric_families(text):
+        for found in family.samples:
+            if found.name == name and found.labels == labels:
+                return float(found.value)
+    return None
 
 
 @pytest.fixture
@@ -94,7 +116,9 @@ class World:
             self.cache,
             namespace(self.ns),
             flavor(f"rf-{self.id}"),
-            check(self.check, **{"approval.kq.example/retry-seconds": "1"}),
+            # Long enough for the test to take its "retry" back (a kubectl call) before the
+            # back-off ends; with 1 s a slow kubectl let the check retry twice.
+            check(self.check, **{"approval.kq.example/retry-seconds": "3"}),
             cluster_queue(self.cq, f"rf-{self.id}", "cpu", 4, **cq_spec),
             local_queue(self.ns, "lq", self.cq),
         )
@@ -121,7 +145,7 @@ async def until(client: KubeClient, world: World, name: str, what: str, test: An
 
 
 async def test_check_active_then_pending_then_ready_admits(
-    cluster: Cluster, kq_run: Path, client: KubeClient, tmp_path: Path
+    cluster: Cluster, kq_run: Path, metrics_port: int, client: KubeClient, tmp_path: Path
 ) -> None:
     world = World(cluster, tmp_path)
 
@@ -150,6 +174,10 @@ async def test_check_active_then_pending_then_ready_admits(
                              cache_dir=world.cache).stdout  # fmt: skip
     admitted_event = f"Admitted=Admitted by ClusterQueue {world.cq}, wait time since reservation"
     assert admitted_event in events
+    # The time from quota reservation to the last check's Ready, once per admission.
+    waits = "kueue_admission_checks_wait_time_seconds"
+    assert scraped(metrics_port, f"{waits}_count", cluster_queue=world.cq) == 1
+    assert (scraped(metrics_port, f"{waits}_sum", cluster_queue=world.cq) or 0.0) > 0.0
 
 
 async def test_retry_evicts_backs_off_and_counts_the_retry(
