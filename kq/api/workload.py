@@ -32,6 +32,12 @@ PREEMPTED = "Preempted"
 FINISHED = "Finished"
 REQUEUED = "Requeued"
 
+UNTRUSTED_ADMISSION = "AdmissionNotTrusted"
+"""kq's eviction reason for a ``status.admission`` it could not have written."""
+REQUEUE_AT_ONCE = frozenset({"Preempted", "NodeFailures", UNTRUSTED_ADMISSION})
+"""Eviction reasons after which the Workload is requeued at once (``Requeued=True``); after
+any other, a back-off or a person decides."""
+
 
 @dataclass(frozen=True, slots=True)
 class PodSet:

@@ -198,6 +198,7 @@ class AdmissionController:
             self._wake.clear()
             self.decisions.forget_delivered()
             self.decisions.release_evicted()
+            self.decisions.evict_untrusted()
             self.decisions.write_unqueueable()
             await self.decisions.room()
             if self._block and self.feed.not_ready:

@@ -13,6 +13,7 @@ from collections.abc import Callable, Coroutine
 from functools import partial
 from typing import Any
 
+from kq.api.workload import UNTRUSTED_ADMISSION
 from kq.controllers import metrics
 from kq.controllers.feed import CoreFeed
 from kq.controllers.patches import (
@@ -21,6 +22,8 @@ from kq.controllers.patches import (
     pending_patch,
     preempt_patch,
     release_patch,
+    untrusted_message,
+    untrusted_patch,
 )
 from kq.controllers.writer import WorkloadWriter
 from kq.runtime.store import Store, object_key
@@ -92,6 +95,8 @@ class DecisionWriter:
                     self._words.pop(victim.key, None)
                     self._spawn(victim.key, partial(self._evict, victim.key, victim, cq))
                 self._want_words(key, decision.reason, decision.message)
+        for words in result.held:
+            self._want_words(words.key, words.reason, words.message)
 
     def _spawn(
         self, key: str, write: Callable[[], Coroutine[Any, Any, None]], *, decisive: bool = True
@@ -273,6 +278,24 @@ class DecisionWriter:
             self._spawn(key, partial(self._release, key))
             # The watch event of the write (or of whatever beat it) decides again.
             self._feed.to_release.discard(key)
+
+    def evict_untrusted(self) -> None:
+        """Quota holders whose admission kq could not have made: evicted, so their jobs stop
+        and they queue again like any other; never counted meanwhile."""
+        for key in sorted(self._feed.to_distrust):
+            why = self._feed.scheduler.untrusted.get(key)
+            if why is not None:
+                self._spawn(key, partial(self._evict_untrusted, key, why))
+        self._feed.to_distrust.clear()
+
+    async def _evict_untrusted(self, key: str, why: str) -> None:
+        obj = self._object(key)
+        patch = None if obj is None else untrusted_patch(obj, why, time.time())
+        if obj is None or patch is None:
+            return
+        patched = await self._patch(obj, patch)
+        if patched is not None:
+            self._writer.event(patched, UNTRUSTED_ADMISSION, untrusted_message(why), warning=True)
 
     async def _release(self, key: str) -> None:
         obj = self._object(key)

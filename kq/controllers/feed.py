@@ -54,6 +54,8 @@ class CoreFeed:
         self.unqueueable: dict[str, str] = {}
         """Pending workloads whose LocalQueue or ClusterQueue is missing, with Kueue's message."""
         self.to_release: set[str] = set()
+        self.to_distrust: set[str] = set()
+        """Quota holders whose admission kq does not trust (``Scheduler.untrusted``), to evict."""
         self._plugins = plugins
         self._workloads = workloads
         self._on_change = on_change
@@ -202,6 +204,7 @@ class CoreFeed:
         if change.type is EventType.DELETED:
             self.unqueueable.pop(key, None)
             self.to_release.discard(key)
+            self.to_distrust.discard(key)
             self.not_ready.discard(key)
             self.scheduler.workload_deleted(key)
         else:
@@ -245,6 +248,10 @@ class CoreFeed:
             self.to_release.add(key)
         else:
             self.to_release.discard(key)
+        if key in self.scheduler.untrusted:
+            self.to_distrust.add(key)
+        else:
+            self.to_distrust.discard(key)
 
     def _with_priority(self, workload: Workload, obj: Object) -> Workload:
         """A Workload naming a class but no value takes the class's value, as its webhook."""
@@ -259,9 +266,11 @@ class CoreFeed:
         return workload if value is None else dataclasses.replace(workload, priority=value)
 
     def _refeed_pending(self) -> None:
-        """Queues appeared or vanished: route every workload without quota again."""
+        """Queues appeared or vanished: route every workload without quota again, and judge
+        again the admissions not trusted (their queue may just have arrived)."""
+        untrusted = self.scheduler.untrusted
         for obj in self._workloads():
-            if not _holds_quota(obj):
+            if not _holds_quota(obj) or (untrusted and object_key(obj) in untrusted):
                 self._workload(obj)
 
 

@@ -10,15 +10,20 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from kq.api.workload import ADMITTED, EVICTED, PREEMPTED, QUOTA_RESERVED, REQUEUED
+from kq.api.workload import (
+    ADMITTED,
+    EVICTED,
+    PREEMPTED,
+    QUOTA_RESERVED,
+    REQUEUE_AT_ONCE,
+    REQUEUED,
+    UNTRUSTED_ADMISSION,
+)
 from kq.scheduler.decisions import Admit, Victim
 from kq.workload.checks import states_of, synced
 from kq.workload.status import admitted_status, condition, pending_status, preempted_status
 
 Object = dict[str, Any]
-
-# Evictions after which the workload goes straight back to its queue (Requeued=True).
-_REQUEUE_AT_ONCE = ("Preempted", "NodeFailures")
 
 
 def conditions_of(obj: Mapping[str, Any]) -> list[Object]:
@@ -95,6 +100,19 @@ def preempt_patch(obj: Mapping[str, Any], victim: Victim, now: float) -> Object 
     return {"status": {"conditions": merge_conditions(current, updates)}}
 
 
+def untrusted_message(why: str) -> str:
+    return f"The admission was not made by kq: {why}"
+
+
+def untrusted_patch(obj: Mapping[str, Any], why: str, now: float) -> Object | None:
+    """Evicted for an admission kq could not have made; None when it is already evicted."""
+    current = conditions_of(obj)
+    if is_true(current, EVICTED):
+        return None
+    update = condition(EVICTED, True, UNTRUSTED_ADMISSION, untrusted_message(why), now)
+    return {"status": {"conditions": merge_conditions(current, [update])}}
+
+
 def needs_release(obj: Mapping[str, Any]) -> bool:
     """An evicted Workload no job owns still holds quota: nobody else will clear it."""
     current = conditions_of(obj)
@@ -116,7 +134,7 @@ def release_patch(obj: Mapping[str, Any], now: float) -> Object:
         updates.append(
             condition(ADMITTED, False, "NoReservation", "The workload has no reservation", now)
         )
-    if reason in _REQUEUE_AT_ONCE:
+    if reason in REQUEUE_AT_ONCE:
         updates.append(condition(REQUEUED, True, reason, message, now))
     else:
         updates.append(condition(REQUEUED, False, reason, message, now))

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Final
 
+from kq.api.workload import REQUEUE_AT_ONCE
+
 QUEUE_NAME_KEY: Final = "kueue.x-k8s.io/queue-name"
 """A label upstream; kq also honours the annotation of the same key that Kueue v0.15 removed."""
 MAX_EXEC_TIME_LABEL: Final = "kueue.x-k8s.io/max-exec-time-seconds"
@@ -37,8 +39,7 @@ FINISHED_SUCCEEDED: Final = "Succeeded"
 FINISHED_FAILED: Final = "Failed"
 FINISHED_FAILED_TO_START: Final = "FailedToStart"
 
-# Eviction reasons after which the Workload is requeued at once (Requeued=True).
-REQUEUE_ON_EVICTION: Final = frozenset({"Preempted", "NodeFailures"})
+REQUEUE_ON_EVICTION: Final = REQUEUE_AT_ONCE
 
 # Framework names Kueue v0.19 knows in ``integrations.frameworks``: one kq has no plugin for
 # is warned about at start-up (Kueue's default configuration lists most of them); any other

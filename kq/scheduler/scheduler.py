@@ -13,6 +13,7 @@ from kq.scheduler.cycle import CycleResult, schedule
 from kq.scheduler.decisions import Admit, Pending
 from kq.scheduler.observers import Observers
 from kq.scheduler.plugins import AdmissionPlugins
+from kq.scheduler.trust import distrust
 from kq.workload.info import WorkloadInfo, admission_usage, new_info
 from kq.workload.resources import adjusted
 
@@ -34,6 +35,9 @@ class Scheduler:
         self.namespace_labels: dict[str, dict[str, str]] = {}
         self.limit_ranges: dict[str, LimitRangeSummary] = {}
         """Per namespace, the summary of its LimitRanges (namespaces without any are absent)."""
+        self.untrusted: dict[str, str] = {}
+        """Quota holders whose admission kq could not have made (see ``trust``), with why:
+        never counted; the controller evicts them."""
 
     def run_cycle(self, now: float) -> CycleResult:
         """One cycle; ``now`` stamps the assumed ``QuotaReserved`` condition."""
@@ -77,8 +81,15 @@ class Scheduler:
         if workload.is_finished:
             self.workload_deleted(key)
             return None
+        self.untrusted.pop(key, None)
         if workload.has_quota_reservation and workload.admission is not None:
             self.queues.delete_workload(key)
+            why = None if _counted_as_is(cached, workload) else self._distrust(workload)
+            if why is not None:
+                self.untrusted[key] = why
+                if cached is not None:
+                    self.release(key)
+                return None
             info = new_info(workload, workload.admission.cluster_queue)
             self.cache.add_workload(info, admitted=workload.is_admitted)
             if cached is not None and not cached.assumed and _may_free_room(cached, workload):
@@ -96,8 +107,16 @@ class Scheduler:
 
     def workload_deleted(self, key: str) -> None:
         """Gone or finished: out of its queue, and its quota (if any) released."""
+        self.untrusted.pop(key, None)
         self.queues.delete_workload(key)
         self.release(key)
+
+    def _distrust(self, workload: Workload) -> str | None:
+        assert workload.admission is not None
+        lq = self.queues.local_queues.get(f"{workload.namespace}/{workload.queue_name}")
+        queue_cq = None if lq is None else lq.cluster_queue
+        cq = self.cache.cluster_queues.get(workload.admission.cluster_queue)
+        return distrust(workload, workload.admission, queue_cq, cq)
 
     def release(self, key: str) -> None:
         """A quota holder finished, was deleted or evicted: free it and wake its cohort."""
@@ -123,6 +142,12 @@ class Scheduler:
         self.cache.forget_workload(key)
         if cached is not None:
             self.queues.requeue_inadmissible(self.cache.cohort_tree_of(cached.info.cluster_queue))
+
+
+def _counted_as_is(cached: CachedWorkload | None, workload: Workload) -> bool:
+    """kq's own admission (assumed when written), or one it counted before, unchanged: a
+    ClusterQueue edited since does not undo it."""
+    return cached is not None and cached.info.obj.admission == workload.admission
 
 
 def _may_free_room(old: CachedWorkload, new: Workload) -> bool:

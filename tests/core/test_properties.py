@@ -8,6 +8,7 @@ from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
 from kq.scheduler.decisions import Admit, Preempt
+from kq.scheduler.trust import distrust
 from tests.core.world import World
 
 FLAVORS = ("on-demand", "spot")
@@ -133,6 +134,11 @@ def test_admission_invariants(
             if isinstance(decision, Admit):
                 assert decision.key not in before
                 event(f"admitted borrowing={decision.borrowing}")
+                # kq's own admissions pass the test it puts others' to (kq.scheduler.trust).
+                lq = world.queues.local_queues[f"ns/{world.workloads[decision.key].queue_name}"]
+                cq = world.cache.cluster_queues[decision.admission.cluster_queue]
+                workload = world.workloads[decision.key]
+                assert distrust(workload, decision.admission, lq.cluster_queue, cq) is None
             if isinstance(decision, Preempt):
                 event("preempted")  # shown by --hypothesis-show-statistics
                 check_victims(world, decision)
