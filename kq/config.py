@@ -123,7 +123,10 @@ class KqConfig:
     fair_sharing: FairSharing = field(default_factory=FairSharing)
     client_connection: ClientConnection = field(default_factory=ClientConnection)
     leader_election: LeaderElection = field(default_factory=LeaderElection)
-    metrics_bind_address: str = ":8080"
+    metrics_bind_address: str = ":8443"
+    metrics_secure_serving: bool = True
+    """kq's ``metrics.secureServing``: HTTPS with TokenReview and SubjectAccessReview, as
+    Kueue; off only on a loopback address (kq dev, tests)."""
     health: Health = field(default_factory=Health)
     webhook: Webhook = field(default_factory=Webhook)
     feature_gates: Mapping[str, bool] = field(default_factory=dict)
@@ -395,7 +398,7 @@ def _address(s: _Section, key: str, default: str) -> str:
     value = s.text(key, default)
     _, sep, port = value.rpartition(":")
     if value and (not sep or not port.isdigit() or int(port) > 65535):
-        raise ConfigError(f"{s.where(key)}: must be host:port, such as :8080 (or empty)")
+        raise ConfigError(f"{s.where(key)}: must be host:port, such as :8443 (or empty)")
     return value
 
 
@@ -443,6 +446,24 @@ def _feature_gates(raw: object) -> dict[str, bool]:
             wanted = str(HONOURED_GATES[gate]).lower()
             raise ConfigError(f"featureGates.{gate}: kq always behaves as {gate}={wanted}")
     return dict(raw)
+
+
+_LOOPBACK = ("127.0.0.1", "localhost", "[::1]")
+
+
+def _metrics(top: _Section) -> tuple[str, bool]:
+    """Where /metrics is served ("" or Kueue's "0": nowhere) and whether only to callers the
+    API server authorizes; unauthenticated metrics stay on loopback."""
+    metrics = top.section("metrics", {"bindAddress", "secureServing"})
+    address = metrics.text("bindAddress", ":8443")
+    address = "" if address == "0" else _address(metrics, "bindAddress", ":8443")
+    secure = metrics.flag("secureServing", True)
+    if address and not secure and address.rpartition(":")[0] not in _LOOPBACK:
+        raise ConfigError(
+            "metrics.secureServing: false serves metrics to anyone; bind it to a loopback "
+            "address such as 127.0.0.1:8080"
+        )
+    return address, secure
 
 
 def _version(top: _Section) -> bool:
@@ -515,6 +536,7 @@ def parse_config(document: object) -> KqConfig:
     )
     webhook = top.section("webhook", {"port", "certDir", "host"})
     gates = _feature_gates(top.data.get("featureGates") or {})
+    metrics_address, secure_metrics = _metrics(top)
     port = webhook.integer("port", 9443, minimum=1)
     if port > 65535:
         raise ConfigError("webhook.port: must be at most 65535")
@@ -529,9 +551,8 @@ def parse_config(document: object) -> KqConfig:
             qps=client.number("qps", 300.0), burst=client.integer("burst", 500, minimum=1)
         ),
         leader_election=_leader_election(top),
-        metrics_bind_address=_address(
-            top.section("metrics", {"bindAddress"}), "bindAddress", ":8080"
-        ),
+        metrics_bind_address=metrics_address,
+        metrics_secure_serving=secure_metrics,
         health=Health(
             health_probe_bind_address=_address(health, "healthProbeBindAddress", ":8081"),
             readiness_endpoint_name=health.text("readinessEndpointName", "readyz"),

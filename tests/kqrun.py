@@ -27,16 +27,18 @@ def kq_run(
     extra_config: str = "",
     pythonpath: Path | None = None,
     metrics_port: int | None = None,
+    secure_metrics: bool = False,
 ) -> Iterator[Path]:
     """Run ``kq run`` until the block ends; yields its log file. ``namespace`` must exist.
 
-    ``metrics_port``: serve /metrics on that loopback port (by default, none is served)."""
+    ``metrics_port``: serve /metrics on that loopback port (by default, none is served), to
+    anyone unless ``secure_metrics``."""
     metrics = f"127.0.0.1:{metrics_port}" if metrics_port else "''"
     workdir.mkdir(parents=True, exist_ok=True)
     config = workdir / "config.yaml"
     config.write_text(
         f"namespace: {namespace}\nhealth:\n  healthProbeBindAddress: 127.0.0.1:{free_port()}\n"
-        f"metrics:\n  bindAddress: {metrics}\n"
+        f"metrics:\n  bindAddress: {metrics}\n  secureServing: {str(secure_metrics).lower()}\n"
         f"webhook:\n  port: {free_port()}\n  certDir: {workdir / 'certs'}\n{extra_config}"
     )
     log = workdir / "kq.log"

@@ -164,6 +164,10 @@ def test_bad_go_durations(text: str) -> None:
             "fairSharing.preemptionStrategies:",
         ),
         ({"metrics": {"bindAddress": "8080"}}, "metrics.bindAddress:"),
+        (
+            {"metrics": {"bindAddress": ":8080", "secureServing": False}},
+            "metrics.secureServing: false serves metrics to anyone",
+        ),
         ({"webhook": {"port": 70000}}, "webhook.port:"),
         ({"featureGates": {"A": "yes"}}, "featureGates:"),
         ({"featureGates": {"TopologyAwareScheduling": True}}, "featureGates.TopologyAware"),
@@ -336,3 +340,20 @@ def test_wait_for_pods_ready_defaults_per_version(
     ready = parse_config(document).wait_for_pods_ready
     assert (ready.enable, ready.timeout, ready.recovery_timeout) == (enable, timeout, recovery)
     assert ready.block_admission == block
+
+
+@pytest.mark.parametrize(
+    ("metrics", "address", "secure"),
+    [
+        ({}, ":8443", True),
+        ({"bindAddress": "0"}, "", True),
+        ({"bindAddress": ""}, "", True),
+        ({"bindAddress": "127.0.0.1:9090", "secureServing": False}, "127.0.0.1:9090", False),
+        ({"bindAddress": ":9443"}, ":9443", True),
+    ],
+)
+def test_metrics_are_served_securely_unless_on_loopback(
+    metrics: dict[str, object], address: str, secure: bool
+) -> None:
+    config = parse_config({"metrics": metrics})
+    assert (config.metrics_bind_address, config.metrics_secure_serving) == (address, secure)

@@ -1,14 +1,13 @@
-"""The probe and scrape endpoints: liveness, readiness (every informer synced), metrics."""
+"""The probe endpoints (liveness, readiness: every informer synced) and serving an app."""
 
 from __future__ import annotations
 
+import ssl
 from collections.abc import Callable, Sequence
 
 from aiohttp import web
-from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 from kq.config import Health
-from kq.observability.metrics import REGISTRY
 
 Readiness = Callable[[], Sequence[str]]
 """Names of what is not ready yet; empty means ready."""
@@ -24,15 +23,9 @@ def build_app(health: Health, not_ready: Readiness) -> web.Application:
             return web.Response(status=503, text="not synced: " + ", ".join(waiting))
         return web.Response(text="ok")
 
-    async def metrics(_: web.Request) -> web.Response:
-        response = web.Response(body=generate_latest(REGISTRY))
-        response.headers["Content-Type"] = CONTENT_TYPE_LATEST
-        return response
-
     app = web.Application()
     app.router.add_get(f"/{health.liveness_endpoint_name}", live)
     app.router.add_get(f"/{health.readiness_endpoint_name}", ready)
-    app.router.add_get("/metrics", metrics)
     return app
 
 
@@ -42,11 +35,14 @@ def split_address(address: str) -> tuple[str | None, int]:
     return (host or None), int(port)
 
 
-async def serve(app: web.Application, addresses: Sequence[str]) -> web.AppRunner:
+async def serve(
+    app: web.Application, addresses: Sequence[str], ssl_context: ssl.SSLContext | None = None
+) -> web.AppRunner:
     """Listen on each distinct non-empty address; the caller cleans the runner up."""
     runner = web.AppRunner(app, access_log=None, shutdown_timeout=1.0)
     await runner.setup()
     for address in dict.fromkeys(a for a in addresses if a):
         host, port = split_address(address)
-        await web.TCPSite(runner, host, port, reuse_address=True).start()
+        site = web.TCPSite(runner, host, port, reuse_address=True, ssl_context=ssl_context)
+        await site.start()
     return runner

@@ -15,12 +15,13 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import structlog
+from aiohttp import web
 
 from kq.config import KqConfig, load_config
 from kq.observability import metrics
 from kq.observability.logs import configure_logging
 from kq.observability.tracing import configure_tracing
-from kq.runtime import health
+from kq.runtime import health, metrics_server
 from kq.runtime.certs import inject_ca_bundle, provision_from_secret, service_dns_names
 from kq.runtime.client import ClientSettings, KubeClient
 from kq.runtime.leader import ElectionSettings, LeaderElector, LeadershipLost
@@ -39,6 +40,7 @@ class _Stop(Exception):
 
 
 WEBHOOK_SERVICE = "kueue-webhook-service"
+METRICS_SERVICE = "kueue-controller-manager-metrics-service"
 WEBHOOK_SECRET = "kueue-webhook-server-cert"
 WEBHOOK_CONFIGURATIONS = (
     "kueue-validating-webhook-configuration",
@@ -87,8 +89,9 @@ async def run(config: KqConfig, kubeconfig: Path | None, setup: Setup | None = N
     if setup is not None:
         await setup(manager, config)
     app = health.build_app(config.health, manager.not_synced)
+    runner = await health.serve(app, [config.health.health_probe_bind_address])
+    scrape = await _serve_metrics(config, client)
     addresses = [config.health.health_probe_bind_address, config.metrics_bind_address]
-    runner = await health.serve(app, addresses)
     log.info("kq started", addresses=addresses, informers=len(manager.informers))
     code = 0
     try:
@@ -99,8 +102,21 @@ async def run(config: KqConfig, kubeconfig: Path | None, setup: Setup | None = N
         code = 1
     finally:
         await runner.cleanup()
+        if scrape is not None:
+            await scrape.cleanup()
         await client.close()
     return code
+
+
+async def _serve_metrics(config: KqConfig, client: KubeClient) -> web.AppRunner | None:
+    address = config.metrics_bind_address
+    if not address:
+        return None
+    if not config.metrics_secure_serving:
+        return await health.serve(metrics_server.build_app(None), [address])
+    names = [*service_dns_names(METRICS_SERVICE, config.namespace), "localhost"]
+    app = metrics_server.build_app(metrics_server.Gate(client).check)
+    return await health.serve(app, [address], metrics_server.self_signed_context(names))
 
 
 async def _supervise(config: KqConfig, manager: Manager) -> None:

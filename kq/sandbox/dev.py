@@ -150,6 +150,7 @@ def _controller_config(webhook_port: int, cert_dir: Path) -> KqConfig:
         frameworks=SANDBOX_FRAMEWORKS,
         webhook=Webhook(port=webhook_port, cert_dir=str(cert_dir), host="127.0.0.1"),
         metrics_bind_address="127.0.0.1:0",
+        metrics_secure_serving=False,  # loopback, and the embedded server reviews no tokens
         health=replace(Health(), health_probe_bind_address="127.0.0.1:0"),
     )
 

@@ -81,6 +81,9 @@ USED = (
     Use("kubeflow.org", "mpijobs", ("list", "patch", "watch")),
     # kq/runtime/events.py
     Use("", "events", ("create",)),
+    # kq/runtime/metrics_server.py: who scrapes /metrics, and may they.
+    Use("authentication.k8s.io", "tokenreviews", ("create",)),
+    Use("authorization.k8s.io", "subjectaccessreviews", ("create",)),
     # kq/runtime/certs.py inject_ca_bundle: read-modify-write of its own configurations.
     Use(
         "admissionregistration.k8s.io",

@@ -144,7 +144,8 @@ def kq_run(
     election = "\n".join(f"  {k}: {v}" for k, v in LEASE.items())
     config.write_text(
         f"namespace: {ns}\nleaderElection:\n{election}\n"
-        f"health:\n  healthProbeBindAddress: 127.0.0.1:{port}\nmetrics:\n  bindAddress: ''\n"
+        f"health:\n  healthProbeBindAddress: 127.0.0.1:{free_port()}\n"
+        f"metrics:\n  bindAddress: 127.0.0.1:{port}\n  secureServing: false\n"
         # Replicas share this host here, not a pod network: each needs its own webhook port.
         f"webhook:\n  port: {free_port()}\n  certDir: {workdir / name / 'certs'}\n"
     )

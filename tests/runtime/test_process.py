@@ -11,7 +11,7 @@ from kq.cli import main
 from kq.config import Health
 from kq.observability.metrics import exponential_buckets
 from kq.observability.tracing import TracingConfigError, configure_tracing
-from kq.runtime import health
+from kq.runtime import health, metrics_server
 
 
 def test_kq_run_with_a_bad_config_fails_naming_the_field(
@@ -25,7 +25,7 @@ def test_kq_run_with_a_bad_config_fails_naming_the_field(
     )
 
 
-async def test_probes_and_metrics() -> None:
+async def test_probes() -> None:
     waiting = ["Workload"]
     app = health.build_app(Health(readiness_endpoint_name="ready"), lambda: waiting)
     runner = await health.serve(app, ["127.0.0.1:0"])
@@ -41,8 +41,22 @@ async def test_probes_and_metrics() -> None:
             waiting.clear()
             async with session.get(f"{base}/ready") as ready:
                 assert ready.status == 200
+            # Metrics have a server of their own: the probes' port never shows them.
             async with session.get(f"{base}/metrics") as scraped:
-                text = await scraped.text()
+                assert scraped.status == 404
+    finally:
+        await runner.cleanup()
+
+
+async def test_metrics_without_review_on_loopback() -> None:
+    runner = await health.serve(metrics_server.build_app(None), ["127.0.0.1:0"])
+    port = runner.addresses[0][1]
+    try:
+        async with (
+            ClientSession() as session,
+            session.get(f"http://127.0.0.1:{port}/metrics") as scraped,
+        ):
+            text = await scraped.text()
     finally:
         await runner.cleanup()
     assert "kueue_build_info{" in text
