@@ -173,6 +173,19 @@ class PendingQueue:
         else:
             self.inadmissible[info.key] = info
 
+    def held_behind(self, head: str, reason: RequeueReason) -> list[WorkloadInfo]:
+        """The queued workloads that wait behind the head ``head``, requeued for ``reason``.
+
+        Only a head that cannot fit and went straight back to the heap (StrictFIFO) holds the
+        others: it is popped again first, so no cycle looks at them and nothing else would
+        say why they wait. A head parked or sent back for a passing reason holds nobody.
+        """
+        if reason not in _SHAPE_FAILED or not self.strategy.requeue_immediately(reason):
+            return []
+        if head not in self._queued or self.is_parked(head):
+            return []
+        return [info for key, (info, _) in self._queued.items() if key != head]
+
     def done(self, key: str) -> None:
         """The head was admitted; it leaves the queue."""
         self.inflight.pop(key, None)

@@ -104,6 +104,11 @@ class QueueManager:
         if queue is not None:
             queue.requeue(info, reason)
 
+    def held_behind(self, cq: str, head: str, reason: RequeueReason) -> list[WorkloadInfo]:
+        """Who waits behind the head ``head`` of ``cq`` (see ``PendingQueue.held_behind``)."""
+        queue = self.queues.get(cq)
+        return [] if queue is None else queue.held_behind(head, reason)
+
     def admitted(self, key: str) -> None:
         """The head got quota; it is no longer pending."""
         cq = self._forget(key)

@@ -61,6 +61,9 @@ class CycleResult:
     entries: int
     admitted: int = 0
     by_key: Mapping[str, Decision] = field(default_factory=dict)
+    held: tuple[Pending, ...] = ()
+    """Words for workloads queued behind a head that blocks its queue (``kq.scheduler.held``);
+    not heads, so not in ``decisions``, which observers and metrics count."""
 
 
 class _Oracle:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from kq.api.conditions import Condition, with_condition
 from kq.api.limitrange import LimitRangeSummary
 from kq.api.priority import POD_PRIORITY_CLASS_SOURCE, WORKLOAD_PRIORITY_CLASS_SOURCE
@@ -11,6 +13,7 @@ from kq.queue.manager import QueueManager
 from kq.queue.requeue import RequeueReason
 from kq.scheduler.cycle import CycleResult, schedule
 from kq.scheduler.decisions import Admit, Pending
+from kq.scheduler.held import held_words
 from kq.scheduler.observers import Observers
 from kq.scheduler.plugins import AdmissionPlugins
 from kq.scheduler.trust import distrust
@@ -69,7 +72,9 @@ class Scheduler:
             else:
                 self.queues.requeue(info, RequeueReason.PENDING_PREEMPTION)
         self.observers.notify(result)
-        return result
+        # Read after the requeues above: who waits behind a head depends on where it went.
+        held = held_words(self.queues, result.decisions)
+        return replace(result, held=held) if held else result
 
     def workload_changed(self, workload: Workload) -> str | None:
         """Route an informer event: quota holders to the cache, pending ones to their queue.
