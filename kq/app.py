@@ -20,7 +20,10 @@ from kq.jobframework.controller import register_job_integrations
 from kq.jobframework.registry import job_integrations
 from kq.plugins import build_plugin_manager
 from kq.runtime import process
+from kq.runtime.identity import whoami
 from kq.runtime.manager import Manager
+from kq.webhooks import JobWebhooks, kueue_validator
+from kq.webhooks.routes import for_server, routes
 
 
 async def install_controllers(manager: Manager, config: KqConfig) -> None:
@@ -33,8 +36,23 @@ async def install_controllers(manager: Manager, config: KqConfig) -> None:
     register_workload_lifecycle(manager, config)
     register_priority_classes(manager)
     await register_admission_checks(manager, pm, config.namespace)
-    await register_job_integrations(manager, pm, config)
+    jobs = await register_job_integrations(manager, pm, config)
+    hooks = JobWebhooks(jobs.integrations, jobs.facts.webhook_facts)
+    kueue = kueue_validator(await _admission_writers(manager))
+    for path, handler in routes(hooks, kueue).items():
+        manager.webhook.register(path, for_server(handler))
     _warn_unread_concurrency(config, pm)
+
+
+async def _admission_writers(manager: Manager) -> frozenset[str] | None:
+    """kq's own identity: the webhook refuses ``status.admission`` changes by anyone else."""
+    me = await whoami(manager.client)
+    if me is None:
+        structlog.get_logger(__name__).warning(
+            "the API server names no users: status.admission writes are not limited to kq"
+        )
+        return None
+    return frozenset({me})
 
 
 def _warn_unread_concurrency(config: KqConfig, pm: pluggy.PluginManager) -> None:

@@ -28,6 +28,7 @@ def kq_run(
     pythonpath: Path | None = None,
     metrics_port: int | None = None,
     secure_metrics: bool = False,
+    webhook_port: int | None = None,
 ) -> Iterator[Path]:
     """Run ``kq run`` until the block ends; yields its log file. ``namespace`` must exist.
 
@@ -39,7 +40,8 @@ def kq_run(
     config.write_text(
         f"namespace: {namespace}\nhealth:\n  healthProbeBindAddress: 127.0.0.1:{free_port()}\n"
         f"metrics:\n  bindAddress: {metrics}\n  secureServing: {str(secure_metrics).lower()}\n"
-        f"webhook:\n  port: {free_port()}\n  certDir: {workdir / 'certs'}\n{extra_config}"
+        f"webhook:\n  port: {webhook_port or free_port()}\n  certDir: {workdir / 'certs'}\n"
+        f"{extra_config}"
     )
     log = workdir / "kq.log"
     env = {**os.environ, "OTEL_SDK_DISABLED": "true"}

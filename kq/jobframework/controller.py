@@ -15,8 +15,8 @@ For ``kq run``'s ``kq.runtime.manager.Manager``, before the process starts its i
 
     await register_job_integrations(manager, pm, config)
 
-which shares the manager's informers, adds the workers as the leader-only runnable
-``job-controllers`` and registers the webhook paths of ``kq.webhooks`` on ``manager.webhook``.
+which shares the manager's informers and adds the workers as the leader-only runnable
+``job-controllers``; ``kq.app`` serves the job webhooks from its ``integrations`` and ``facts``.
 
 Every registered integration named in ``integrations.frameworks`` whose kind the API server
 serves gets an informer; a kind that is not served (no CRD) is skipped with a log line.
@@ -55,8 +55,6 @@ from kq.runtime.resources import (
     WORKLOADS,
     Resource,
 )
-from kq.webhooks.jobs import JobWebhooks
-from kq.webhooks.routes import for_server, routes
 
 InformerFactory = Callable[[Resource], Informer]
 
@@ -146,11 +144,10 @@ class JobControllers:
     def frameworks(self) -> list[str]:
         return sorted(self._kinds)
 
-    def webhooks(self) -> JobWebhooks:
-        """Job webhook handlers for the running kinds, answering from these caches."""
-        return JobWebhooks(
-            {k.framework: k.integration for k in self._kinds.values()}, self.facts.webhook_facts
-        )
+    @property
+    def integrations(self) -> dict[str, GenericJob]:
+        """The running kinds' integrations, by framework: what the job webhooks serve."""
+        return {k.framework: k.integration for k in self._kinds.values()}
 
     async def synced(self) -> None:
         await asyncio.gather(*(informer.wait_synced() for informer in self._every_informer()))
@@ -251,7 +248,8 @@ async def run_job_integrations(
 async def register_job_integrations(
     manager: Manager, pm: pluggy.PluginManager, config: KqConfig, *, workers: int | None = None
 ) -> JobControllers:
-    """Attach the job controllers and webhooks to ``kq run``'s manager (see the docstring).
+    """Attach the job controllers to ``kq run``'s manager; ``kq.app`` serves their webhooks
+    (``integrations``, ``facts``).
 
     The runnable is leader-only, so ``is_leader`` is constantly true: a replica that loses
     the lease stops its runnables (and exits).
@@ -265,6 +263,4 @@ async def register_job_integrations(
         informer_for=manager.informer,
     )
     manager.add("job-controllers", controllers.run_workers, leader_only=True)
-    for path, handler in routes(controllers.webhooks()).items():
-        manager.webhook.register(path, for_server(handler))
     return controllers

@@ -4,12 +4,13 @@ The webhook server (TLS, certificates, HTTP) lives in ``kq.runtime``; it serves 
 
 - ``/mutate/jobs``: jobs of every registered kind, CREATE; suspends the ones kq manages.
 - ``/validate/jobs``: jobs, CREATE and UPDATE; Kueue's field rules, deprecation warnings.
-- ``/validate/kueue``: Kueue objects, CREATE and UPDATE; warnings where kq differs from Kueue.
+- ``/validate/kueue``: Kueue objects, CREATE and UPDATE; warnings where kq differs from Kueue,
+  and ``workloads/status`` changes of ``status.admission`` refused to anyone but kq.
 """
 
 from kq.jobframework.webhook import WebhookFacts
 from kq.webhooks.jobs import JobWebhooks
-from kq.webhooks.kueue import validate_kueue
+from kq.webhooks.kueue import kueue_validator, validate_kueue
 from kq.webhooks.review import Handler
 from kq.webhooks.routes import MUTATE_JOBS, VALIDATE_JOBS, VALIDATE_KUEUE, routes
 
@@ -20,6 +21,7 @@ __all__ = [
     "Handler",
     "JobWebhooks",
     "WebhookFacts",
+    "kueue_validator",
     "routes",
     "validate_kueue",
 ]

@@ -1,10 +1,12 @@
-"""Validation of Kueue objects where kq and Kueue differ: allowed, with a warning that says how."""
+"""Validation of Kueue objects where kq and Kueue differ: allowed with a warning that says how,
+and a Workload's ``status.admission`` written by kq alone."""
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from typing import Any
 
-from kq.webhooks.review import Review, allowed, request_kind, request_of
+from kq.webhooks.review import Handler, Review, allowed, denied, request_kind, request_of
 
 RECLAIM_OUT_OF_COHORT_WARNING = (
     "spec.preemption.reclaimOutOfCohort is not a Kueue field; kq accepts it and does not act on it"
@@ -15,14 +17,44 @@ NAMESPACE_SELECTOR_WARNING = (
 )
 
 
-def validate_kueue(review: Review) -> Review:
-    request = request_of(review)
-    warnings: list[str] = []
-    api_version, kind = request_kind(request)
-    is_create_or_update = request.get("operation") in ("CREATE", "UPDATE")
-    if api_version.startswith("kueue.x-k8s.io/") and kind == "ClusterQueue" and is_create_or_update:
-        warnings = cluster_queue_warnings(request.get("object") or {})
-    return allowed(str(request["uid"]), warnings)
+def kueue_validator(admission_writers: Collection[str] | None) -> Handler:
+    """``admission_writers``: the users who may change a Workload's ``status.admission``
+    (kq's own identity); None lets anyone, as Kueue does."""
+
+    def validate(review: Review) -> Review:
+        request = request_of(review)
+        uid = str(request["uid"])
+        api_version, kind = request_kind(request)
+        if not api_version.startswith("kueue.x-k8s.io/"):
+            return allowed(uid)
+        if kind == "Workload" and admission_writers is not None:
+            refusal = _admission_refusal(request, admission_writers)
+            if refusal is not None:
+                return denied(uid, refusal)
+        if kind == "ClusterQueue" and request.get("operation") in ("CREATE", "UPDATE"):
+            return allowed(uid, cluster_queue_warnings(request.get("object") or {}))
+        return allowed(uid)
+
+    return validate
+
+
+validate_kueue = kueue_validator(None)
+
+
+def _admission_refusal(request: dict[str, Any], writers: Collection[str]) -> str | None:
+    if request.get("operation") != "UPDATE" or request.get("subResource") != "status":
+        return None
+    user = str((request.get("userInfo") or {}).get("username", ""))
+    if user in writers:
+        return None
+    old = ((request.get("oldObject") or {}).get("status") or {}).get("admission")
+    new = ((request.get("object") or {}).get("status") or {}).get("admission")
+    if old == new:
+        return None
+    return (
+        f"status.admission is written by kq only: {user or 'this user'} may not set, change "
+        "or clear it"
+    )
 
 
 def cluster_queue_warnings(cluster_queue: dict[str, Any]) -> list[str]:

@@ -14,11 +14,11 @@ VALIDATE_JOBS = "/validate/jobs"
 VALIDATE_KUEUE = "/validate/kueue"
 
 
-def routes(jobs: JobWebhooks) -> dict[str, Handler]:
+def routes(jobs: JobWebhooks, kueue: Handler = validate_kueue) -> dict[str, Handler]:
     return {
         MUTATE_JOBS: jobs.mutate,
         VALIDATE_JOBS: jobs.validate,
-        VALIDATE_KUEUE: validate_kueue,
+        VALIDATE_KUEUE: kueue,
     }
 
 

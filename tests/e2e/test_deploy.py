@@ -84,6 +84,8 @@ USED = (
     # kq/runtime/metrics_server.py: who scrapes /metrics, and may they.
     Use("authentication.k8s.io", "tokenreviews", ("create",)),
     Use("authorization.k8s.io", "subjectaccessreviews", ("create",)),
+    # kq/runtime/identity.py: who kq is, for the status.admission webhook.
+    Use("authentication.k8s.io", "selfsubjectreviews", ("create",)),
     # kq/runtime/certs.py inject_ca_bundle: read-modify-write of its own configurations.
     Use(
         "admissionregistration.k8s.io",

@@ -19,11 +19,11 @@ from typing import Any, TypeVar
 import pytest
 import yaml
 
+from kq.app import install_controllers
 from kq.config import KqConfig
 from kq.jobframework import GenericJob, GroupVersionKind
 from kq.jobframework.controller import (
     JobControllers,
-    register_job_integrations,
     run_job_integrations,
 )
 from kq.jobframework.io_resources import discover
@@ -34,6 +34,7 @@ from kq.runtime.errors import ApiError
 from kq.runtime.manager import Manager
 from kq.runtime.resources import EVENTS, JOBS, NAMESPACES, WORKLOADS, Resource
 from kq.runtime.webhook import WebhookServer
+from kq.webhooks import JobWebhooks
 from tests.harness import Cluster
 from tests.jobframework_io.patching import apply_patch, decoded_patch
 
@@ -480,7 +481,8 @@ async def test_webhooks_answer_from_the_controllers_caches(
                     "object": job,
                 },
             }
-            response = controllers.webhooks().mutate(review)["response"]
+            hooks = JobWebhooks(controllers.integrations, controllers.facts.webhook_facts)
+            response = hooks.mutate(review)["response"]
             patched = apply_patch(job, decoded_patch(response))
             assert patched["metadata"]["labels"] == {"kueue.x-k8s.io/queue-name": "default"}
             assert patched["spec"]["suspend"] is True
@@ -493,13 +495,14 @@ async def test_webhooks_answer_from_the_controllers_caches(
 async def test_registered_on_kq_runs_manager(
     cluster: Cluster, kubectl_cache: Path, tmp_path: Path, integrations: dict[str, GenericJob]
 ) -> None:
-    """Shared informers, a leader-only runnable and the webhook paths, as ``kq run`` runs them."""
+    """Shared informers, a leader-only runnable and the webhook paths, as ``kq run`` runs them
+    (``kq.app`` puts the job controllers and the webhooks on the manager)."""
     async with await KubeClient.connect(cluster.kubeconfig) as client:
         manager = Manager(client, WebhookServer(0, tmp_path))
-        await register_job_integrations(manager, build_plugin_manager(), KqConfig())
+        await install_controllers(manager, KqConfig())
         assert manager.webhook.paths == ["/mutate/jobs", "/validate/jobs", "/validate/kueue"]
-        [runnable] = manager.runnables
-        assert (runnable.name, runnable.leader_only) == ("job-controllers", True)
+        [runnable] = [r for r in manager.runnables if r.name == "job-controllers"]
+        assert runnable.leader_only
         assert JOBS in {informer.resource for informer in manager.informers}
         async with asyncio.TaskGroup() as group:
             tasks = [group.create_task(i.run()) for i in manager.informers]
