@@ -146,13 +146,6 @@ class JobWithCustomValidation(Protocol):
 
 
 @runtime_checkable
-class JobWithManagedBy(Protocol):
-    def managed_by(self, job: Job) -> str | None: ...
-
-    def set_managed_by(self, job: Job, value: str | None) -> dict[str, Any]: ...
-
-
-@runtime_checkable
 class JobWithSkip(Protocol):
     def skip(self, job: Job) -> bool:
         """Whether kq leaves this job alone entirely (e.g. a RayJob on an existing cluster)."""
@@ -169,6 +162,5 @@ CAPABILITIES: Sequence[type] = (
     JobWithPriorityClass,
     JobWithReclaimablePods,
     JobWithCustomValidation,
-    JobWithManagedBy,
     JobWithSkip,
 )

@@ -72,10 +72,6 @@ class WorkQueue:
     def __len__(self) -> int:
         return len(self._queue)
 
-    @property
-    def shutting_down(self) -> bool:
-        return self._shutting_down
-
     def add(self, key: str) -> None:
         """Queue ``key`` unless it already waits; remember the caller's span as a link."""
         if self._shutting_down:

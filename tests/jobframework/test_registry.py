@@ -34,7 +34,6 @@ def test_capabilities_of_the_builtins(integrations: dict[str, GenericJob]) -> No
     assert capability_names(integrations["batch/job"]) == [
         "JobWithCustomStop",
         "JobWithReclaimablePods",
-        "JobWithManagedBy",
     ]
     assert "JobWithPriorityClass" in capability_names(integrations["kubeflow.org/mpijob"])
     assert "JobWithCustomValidation" in capability_names(integrations["ray.io/rayjob"])

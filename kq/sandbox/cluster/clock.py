@@ -11,13 +11,6 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
-from typing import Protocol
-
-
-class Clock(Protocol):
-    def now(self) -> datetime:
-        """Sandbox time, timezone-aware UTC."""
-        ...
 
 
 def rfc3339(moment: datetime) -> str:

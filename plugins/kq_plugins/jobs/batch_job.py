@@ -137,13 +137,6 @@ class BatchJob:
             return [ReclaimablePod("main", parallelism - remaining)]
         return []
 
-    def managed_by(self, job: Job) -> str | None:
-        value = (job.get("spec") or {}).get("managedBy")
-        return str(value) if value is not None else None
-
-    def set_managed_by(self, job: Job, value: str | None) -> dict[str, Any]:
-        return set_in(job, ("spec", "managedBy"), value)
-
 
 def pods_count(job: Job) -> int:
     """``min(parallelism, completions)``; the API server defaults parallelism to 1."""

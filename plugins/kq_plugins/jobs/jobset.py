@@ -74,13 +74,6 @@ class JobSet:
                 )
         return out
 
-    def managed_by(self, job: Job) -> str | None:
-        value = (job.get("spec") or {}).get("managedBy")
-        return str(value) if value is not None else None
-
-    def set_managed_by(self, job: Job, value: str | None) -> dict[str, Any]:
-        return set_in(job, ("spec", "managedBy"), value)
-
 
 def pods_per_replica(rjob: Job) -> int:
     """``min(parallelism, completions)`` of the replicatedJob's Job (parallelism defaults to 1)."""

@@ -70,13 +70,6 @@ class MPIJob:
                 return str(name)
         return ""
 
-    def managed_by(self, job: Job) -> str | None:
-        value = get_in(job, ("spec", "runPolicy", "managedBy"))
-        return str(value) if value is not None else None
-
-    def set_managed_by(self, job: Job, value: str | None) -> dict[str, Any]:
-        return set_in(job, ("spec", "runPolicy", "managedBy"), value)
-
 
 def _replica_specs(job: Job) -> dict[str, Job]:
     return dict((job.get("spec") or {}).get("mpiReplicaSpecs") or {})

@@ -174,13 +174,6 @@ class RayJob:
     def validate_on_update(self, old: Job, new: Job) -> list[FieldError]:
         return self.validate_on_create(new)
 
-    def managed_by(self, job: Job) -> str | None:
-        value = (job.get("spec") or {}).get("managedBy")
-        return str(value) if value is not None else None
-
-    def set_managed_by(self, job: Job, value: str | None) -> dict[str, Any]:
-        return set_in(job, ("spec", "managedBy"), value)
-
 
 def _cluster(job: Job) -> Job:
     return (job.get("spec") or {}).get("rayClusterSpec") or {}
