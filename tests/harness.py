@@ -1,24 +1,117 @@
 """Black-box handles on an API server: the embedded one (a `kq apiserver` process) or a real one.
 
 Both are separate processes, so tests may call the real kubectl synchronously and talk HTTP to
-either backend the same way a cluster is talked to.
+either backend the same way a cluster is talked to. Also the small helpers every layer of the
+suite shares: ``present``, and the one way to wait for something, polling with a deadline
+(``eventually``, ``until_passes``, and ``wait_until`` for synchronous tests).
 """
 
 from __future__ import annotations
 
+import asyncio
 import os
 import re
 import subprocess
 import sys
-from collections.abc import Iterator, Sequence
+import time
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
+from kq.runtime.errors import ApiError
 from kq.sandbox.readyline import stop, wait_for_kubeconfig
 
 REPO = Path(__file__).resolve().parent.parent
 READY_TIMEOUT_S = 30.0
+T = TypeVar("T")
+
+
+def present(value: T | None, what: str = "the value") -> T:
+    """``value``, which the test expects to be there (a condition, an object, a state)."""
+    assert value is not None, f"{what} is missing"
+    return value
+
+
+def _never(_: Exception) -> bool:
+    return False
+
+
+def not_found(exc: Exception) -> bool:
+    """A 404 from the API server: the object is not there yet (or no longer)."""
+    return isinstance(exc, ApiError) and exc.not_found
+
+
+async def eventually(
+    probe: Callable[[], Awaitable[T | None]],
+    what: str,
+    *,
+    within: float = 20.0,
+    interval: float = 0.1,
+    retry: Callable[[Exception], bool] = _never,
+) -> T:
+    """Poll ``probe`` until it returns something truthy, and return that.
+
+    An exception for which ``retry`` is true counts as a miss; any other propagates. After
+    ``within`` seconds an AssertionError names ``what`` and the last result.
+    """
+    deadline = time.monotonic() + within
+    last: T | Exception | None = None
+    while True:
+        try:
+            found = await probe()
+        except Exception as exc:
+            if not retry(exc):
+                raise
+            last = exc
+        else:
+            if found:
+                return found
+            last = found
+        if time.monotonic() >= deadline:
+            raise AssertionError(f"timed out after {within:g} s waiting for {what}; last: {last!r}")
+        await asyncio.sleep(interval)
+
+
+async def until_passes(
+    probe: Callable[[], Awaitable[T]],
+    what: str,
+    *,
+    within: float = 20.0,
+    interval: float = 0.1,
+    retry: Callable[[Exception], bool] = _never,
+) -> T:
+    """``probe``'s value once it stops failing: an AssertionError, or an exception for which
+    ``retry`` is true, is tried again; after ``within`` seconds the last failure is raised."""
+    deadline = time.monotonic() + within
+    while True:
+        try:
+            return await probe()
+        except Exception as exc:
+            if not (isinstance(exc, AssertionError) or retry(exc)):
+                raise
+            if time.monotonic() >= deadline:
+                raise AssertionError(
+                    f"timed out after {within:g} s waiting for {what}: {exc}"
+                ) from exc
+        await asyncio.sleep(interval)
+
+
+def wait_until(
+    check: Callable[[], T | None], what: str, *, within: float = 30.0, interval: float = 0.1
+) -> T:
+    """``eventually`` for synchronous tests: poll ``check`` until it returns something truthy."""
+    deadline = time.monotonic() + within
+    while True:
+        found = check()
+        if found:
+            return found
+        if time.monotonic() >= deadline:
+            raise AssertionError(
+                f"timed out after {within:g} s waiting for {what}; last: {found!r}"
+            )
+        time.sleep(interval)
 
 
 @dataclass(frozen=True)

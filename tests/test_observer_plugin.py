@@ -6,7 +6,6 @@ import json
 import os
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -22,7 +21,7 @@ from tests.controllers.helpers import (
     suffix,
     workload,
 )
-from tests.harness import REPO, Cluster
+from tests.harness import REPO, Cluster, wait_until
 from tests.kqrun import kq_run
 
 AUDIT = REPO / "examples" / "kq-plugin-audit"
@@ -70,16 +69,13 @@ def test_decisions_and_cycles_reach_the_plugin(
           cluster_queue(cq, f"rf-{ident}", "cpu", 1), local_queue(ns, "lq", cq),
           workload(ns, "fits", "lq", {"cpu": 1}))  # fmt: skip
     admit = {"event": "decision", "kind": "Admit", "workload": f"{ns}/fits", "clusterQueue": cq}
-    deadline = time.monotonic() + 30
-    while admit not in lines(audited) and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert admit in lines(audited)
+    wait_until(lambda: admit in lines(audited), "the Admit decision in the audit log", within=30)
     apply(cluster, cache, workload(ns, "waits", "lq", {"cpu": 1}))
-    deadline = time.monotonic() + 30
-    pending = [r for r in lines(audited) if r.get("workload") == f"{ns}/waits"]
-    while not pending and time.monotonic() < deadline:
-        time.sleep(0.1)
-        pending = [r for r in lines(audited) if r.get("workload") == f"{ns}/waits"]
+    pending = wait_until(
+        lambda: [r for r in lines(audited) if r.get("workload") == f"{ns}/waits"],
+        "a decision on the waiting workload",
+        within=30,
+    )
     assert pending[0]["kind"] == "Pending"
     assert pending[0]["reason"] == "WaitingForQuota"
     cycles = [r for r in lines(audited) if r["event"] == "cycle"]

@@ -30,7 +30,7 @@ from tests.controllers.helpers import (
     workload,
     workload_until,
 )
-from tests.harness import REPO, Cluster
+from tests.harness import REPO, Cluster, present
 from tests.kqrun import kq_run
 
 STAGES = REPO / "examples" / "kq-plugin-stages"
@@ -117,7 +117,7 @@ async def test_a_queue_chooses_a_third_party_preemption_policy(
     obj = await workload_until(client, ns, "high", "high pending", lambda o: (
         condition(o, "QuotaReserved") or {}).get("status") == "False")  # fmt: skip
     # ClassicPreemption would evict a low one (withinClusterQueue: LowerPriority); this never does.
-    assert "Pending the preemption" not in condition(obj, "QuotaReserved")["message"]  # type: ignore[index]
+    assert "Pending the preemption" not in present(condition(obj, "QuotaReserved"))["message"]
     for name in ("low-1", "low-2"):
         low = await client.get(WORKLOADS, name, ns)
         assert is_true(low, "Admitted")

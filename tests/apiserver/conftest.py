@@ -2,24 +2,50 @@
 
 from __future__ import annotations
 
+import subprocess
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
 from kubernetes_asyncio import client, config
+from kubernetes_asyncio.client.exceptions import ApiException
 
 from tests.harness import Cluster
 
 GROUP_SUFFIX = "kqtest.example.com"
+
+# The stubs kubernetes_asyncio ships (*.pyi) are narrower than the client: they type every request
+# body as its model class, each optional parameter as non-None, leave out `_content_type`, and
+# say ApiException.body is bytes. The client sends a dict body as it is, omits a None parameter,
+# honours `_content_type` and decodes the body. These suites send raw JSON on purpose, so such
+# calls carry `# type: ignore[arg-type]` or `[call-arg]`, and `error_body` narrows the body.
 
 
 def unique(prefix: str) -> str:
     return f"{prefix}-{uuid.uuid4().hex[:8]}"
 
 
-def widget_crd(group: str) -> dict[str, object]:
+def error_body(exc: ApiException) -> str:
+    """The body of a failed call's response: the client decodes it, though its stubs say bytes."""
+    body: object = exc.body
+    assert isinstance(body, str), f"undecoded response body: {body!r}"
+    return body
+
+
+def kubectl_watching(process: subprocess.Popen[str]) -> None:
+    """Return once ``process``, a kubectl run with ``-v=6``, has its watch answered: it logs
+    each response to stderr, a watch's as soon as the server accepts it."""
+    assert process.stderr is not None
+    for line in process.stderr:
+        if "watch=true" in line:
+            return
+    raise AssertionError(f"kubectl exited (code {process.wait()}) before it watched")
+
+
+def widget_crd(group: str) -> dict[str, Any]:
     """A namespaced CRD with a status subresource, printer columns, defaults and an enum."""
     return {
         "apiVersion": "apiextensions.k8s.io/v1",

@@ -10,7 +10,9 @@ import pytest
 from kubernetes_asyncio import client
 from kubernetes_asyncio.client.exceptions import ApiException
 
-from tests.apiserver.conftest import unique
+from tests.apiserver.conftest import error_body, unique
+
+# The `type: ignore`s on client calls: see the note on kubernetes_asyncio's stubs in conftest.py.
 
 MERGE = "application/merge-patch+json"
 JSON_PATCH = "application/json-patch+json"
@@ -19,7 +21,7 @@ JSON_PATCH = "application/json-patch+json"
 async def _status(call: Awaitable[Any]) -> dict[str, Any]:
     with pytest.raises(ApiException) as info:
         await call
-    body: dict[str, Any] = json.loads(info.value.body)
+    body: dict[str, Any] = json.loads(error_body(info.value))
     assert body["kind"] == "Status"
     assert body["code"] == info.value.status
     return body
@@ -28,9 +30,9 @@ async def _status(call: Awaitable[Any]) -> dict[str, Any]:
 async def test_common_errors(api: client.ApiClient, namespace: str) -> None:
     v1 = client.CoreV1Api(api)
     cm = {"metadata": {"name": "dup"}}
-    await v1.create_namespaced_config_map(namespace, cm)
+    await v1.create_namespaced_config_map(namespace, cm)  # type: ignore[arg-type]
 
-    dup = await _status(v1.create_namespaced_config_map(namespace, cm))
+    dup = await _status(v1.create_namespaced_config_map(namespace, cm))  # type: ignore[arg-type]
     assert (dup["code"], dup["reason"]) == (409, "AlreadyExists")
     assert dup["message"] == 'configmaps "dup" already exists'
     assert dup["details"] == {"name": "dup", "kind": "configmaps"}
@@ -40,31 +42,31 @@ async def test_common_errors(api: client.ApiClient, namespace: str) -> None:
     assert missing["message"] == 'configmaps "nope" not found'
 
     no_ns = unique("absent")
-    in_missing = await _status(v1.create_namespaced_config_map(no_ns, cm))
+    in_missing = await _status(v1.create_namespaced_config_map(no_ns, cm))  # type: ignore[arg-type]
     assert (in_missing["code"], in_missing["reason"]) == (404, "NotFound")
     assert in_missing["message"] == f'namespaces "{no_ns}" not found'
 
     bad_name = await _status(
-        v1.create_namespaced_config_map(namespace, {"metadata": {"name": "Bad_Name"}})
+        v1.create_namespaced_config_map(namespace, {"metadata": {"name": "Bad_Name"}})  # type: ignore[arg-type]
     )
     assert (bad_name["code"], bad_name["reason"]) == (422, "Invalid")
     assert bad_name["details"]["causes"][0]["field"] == "metadata.name"
 
     stale = {"metadata": {"resourceVersion": "1"}, "data": {"a": "b"}}
     conflict = await _status(
-        v1.patch_namespaced_config_map("dup", namespace, stale, _content_type=MERGE)
+        v1.patch_namespaced_config_map("dup", namespace, stale, _content_type=MERGE)  # type: ignore[call-arg]
     )
     assert (conflict["code"], conflict["reason"]) == (409, "Conflict")
     assert conflict["message"].startswith('Operation cannot be fulfilled on configmaps "dup": ')
 
     not_a_list = await _status(
-        v1.patch_namespaced_config_map("dup", namespace, {"a": 1}, _content_type=JSON_PATCH)
+        v1.patch_namespaced_config_map("dup", namespace, {"a": 1}, _content_type=JSON_PATCH)  # type: ignore[call-arg]
     )
     assert not_a_list["code"] == 400
 
     failed_test = [{"op": "test", "path": "/data/a", "value": "zzz"}]
     test_op = await _status(
-        v1.patch_namespaced_config_map("dup", namespace, failed_test, _content_type=JSON_PATCH)
+        v1.patch_namespaced_config_map("dup", namespace, failed_test, _content_type=JSON_PATCH)  # type: ignore[call-arg]
     )
     assert test_op["code"] == 422
 
@@ -79,9 +81,11 @@ async def test_unconditional_update_and_unknown_resource(
     api: client.ApiClient, namespace: str
 ) -> None:
     v1 = client.CoreV1Api(api)
-    await v1.create_namespaced_config_map(namespace, {"metadata": {"name": "free"}})
+    await v1.create_namespaced_config_map(namespace, {"metadata": {"name": "free"}})  # type: ignore[arg-type]
     replaced = await v1.replace_namespaced_config_map(
-        "free", namespace, {"metadata": {"name": "free"}, "data": {"x": "1"}}
+        "free",
+        namespace,
+        {"metadata": {"name": "free"}, "data": {"x": "1"}},  # type: ignore[arg-type]
     )
     assert replaced.data == {"x": "1"}
     crs = client.CustomObjectsApi(api)
@@ -98,4 +102,4 @@ async def test_unconditional_update_and_unknown_resource(
     with pytest.raises(ApiException) as info:
         await crs.list_namespaced_custom_object("nothing.example.com", "v1", namespace, "things")
     assert info.value.status == 404
-    assert info.value.body.strip() == "404 page not found"
+    assert error_body(info.value).strip() == "404 page not found"

@@ -10,7 +10,7 @@ import pytest
 from kubernetes_asyncio import client, watch
 from kubernetes_asyncio.client.exceptions import ApiException
 
-from tests.harness import Cluster
+from tests.harness import Cluster, eventually
 
 
 @pytest.fixture(autouse=True)
@@ -32,6 +32,7 @@ async def test_injected_errors_and_delays(api: client.ApiClient, namespace: str)
         with pytest.raises(ApiException) as info:
             await v1.list_namespaced_config_map(namespace)
         assert info.value.status == 429
+        assert info.value.headers is not None
         assert info.value.headers["Retry-After"] == "1"
         await v1.list_namespaced_config_map("default")
         await _faults(api, {"delay": 0.5, "match": f"/namespaces/{namespace}/"})
@@ -55,8 +56,14 @@ async def test_dropped_watch_ends_the_stream(api: client.ApiClient, namespace: s
         return count
 
     task = asyncio.create_task(consume())
-    await asyncio.sleep(0.5)
-    await api.call_api(
-        "/kq/drop-watches", "POST", response_types_map={}, auth_settings=["BearerToken"]
-    )
-    assert await asyncio.wait_for(task, 10) == 0
+
+    async def dropped() -> bool:
+        # Dropping before the watch is open ends nothing, so drop until the stream has ended.
+        await api.call_api(
+            "/kq/drop-watches", "POST", response_types_map={}, auth_settings=["BearerToken"]
+        )
+        await asyncio.wait({task}, timeout=0.1)
+        return task.done()
+
+    await eventually(dropped, "the watch to end", within=10, interval=0)
+    assert await task == 0

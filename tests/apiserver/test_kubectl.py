@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.apiserver.conftest import unique, widget_crd
+from tests.apiserver.conftest import kubectl_watching, unique, widget_crd
 from tests.harness import Cluster
 
 
@@ -194,7 +194,7 @@ def test_get_watch_prints_new_objects(
 ) -> None:
     env = {**os.environ, "KUBECONFIG": str(cluster.kubeconfig), "KUBECACHEDIR": str(kubectl_cache)}
     watcher = subprocess.Popen(
-        ["kubectl", "get", "configmaps", "-n", namespace, "-w", "--request-timeout=20s"],
+        ["kubectl", "get", "configmaps", "-n", namespace, "-w", "--request-timeout=20s", "-v=6"],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -202,7 +202,7 @@ def test_get_watch_prints_new_objects(
     )
     try:
         assert watcher.stdout is not None
-        time.sleep(1.5)
+        kubectl_watching(watcher)
         for name in ("cm-one", "cm-two"):
             _ok(cluster.kubectl("create", "configmap", name, "-n", namespace,
                                 "--from-literal=k=v", cache_dir=kubectl_cache))  # fmt: skip
@@ -358,13 +358,13 @@ def test_wait_for_condition(cluster: Cluster, kubectl_cache: Path, widget_group:
     ref = f"widgets.{widget_group}/awaited"
     env = {**os.environ, "KUBECONFIG": str(cluster.kubeconfig), "KUBECACHEDIR": str(kubectl_cache)}
     waiter = subprocess.Popen(
-        ["kubectl", "wait", "--for=condition=Ready", ref, "-n", ns, "--timeout=20s"],
+        ["kubectl", "wait", "--for=condition=Ready", ref, "-n", ns, "--timeout=20s", "-v=6"],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
         env=env,
     )
-    time.sleep(1)
+    kubectl_watching(waiter)  # not yet Ready, so it watches
     _ok(cluster.kubectl("patch", ref, "-n", ns, "--subresource=status", "--type=merge",
                         "-p", '{"status":{"conditions":[{"type":"Ready","status":"True"}]}}',
                         cache_dir=kubectl_cache))  # fmt: skip

@@ -5,11 +5,12 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import time
 from pathlib import Path
+from typing import Any
 
 import yaml
 
+from tests.apiserver.conftest import kubectl_watching
 from tests.harness import Cluster
 
 
@@ -107,7 +108,7 @@ def test_dry_run_server_persists_nothing(
 def test_server_side_apply_after_client_side_apply(
     cluster: Cluster, kubectl_cache: Path, namespace: str
 ) -> None:
-    doc = {
+    doc: dict[str, Any] = {
         "apiVersion": "v1",
         "kind": "ConfigMap",
         "metadata": {"name": "migrated", "namespace": namespace},
@@ -131,7 +132,7 @@ def test_watch_table_shows_modifications(
     _ok(cluster.kubectl("create", "configmap", "watched", "-n", namespace, cache_dir=kubectl_cache))
     env = {**os.environ, "KUBECONFIG": str(cluster.kubeconfig), "KUBECACHEDIR": str(kubectl_cache)}
     watcher = subprocess.Popen(
-        ["kubectl", "get", "cm", "watched", "-n", namespace, "-w", "--output-watch-events"],
+        ["kubectl", "get", "cm", "watched", "-n", namespace, "-w", "--output-watch-events", "-v=6"],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -140,7 +141,7 @@ def test_watch_table_shows_modifications(
     try:
         assert watcher.stdout is not None
         lines = [watcher.stdout.readline(), watcher.stdout.readline()]
-        time.sleep(0.5)
+        kubectl_watching(watcher)
         _ok(cluster.kubectl("label", "cm", "watched", "x=y", "-n", namespace,
                             cache_dir=kubectl_cache))  # fmt: skip
         _ok(cluster.kubectl("delete", "cm", "watched", "-n", namespace, cache_dir=kubectl_cache))

@@ -9,6 +9,8 @@ from typing import Any
 import aiohttp
 from kubernetes_asyncio import client
 
+from tests.harness import present
+
 STATUS_FIELDS = ("code", "reason", "message")
 
 
@@ -22,7 +24,7 @@ async def _send(
     headers = {"Content-Type": content_type, "Accept": "application/json"}
     await api.update_params_for_auth(headers, [], ["BearerToken"])
     session: aiohttp.ClientSession = api.rest_client.pool_manager
-    url = api.configuration.host + path
+    url = present(api.configuration.host) + path
     timeout = aiohttp.ClientTimeout(total=30)
     async with session.request(
         method, url, data=body, headers=headers, timeout=timeout
@@ -148,11 +150,12 @@ async def test_future_resource_version(api: client.ApiClient, namespace: str) ->
     headers: dict[str, str] = {"Accept": "application/json"}
     await api.update_params_for_auth(headers, [], ["BearerToken"])
     session: aiohttp.ClientSession = api.rest_client.pool_manager
-    url = api.configuration.host + configmaps + query
+    url = present(api.configuration.host) + configmaps + query
     async with session.get(
         url, headers=headers, timeout=aiohttp.ClientTimeout(total=30)
     ) as response:
         assert response.status == 200
         v1 = client.CoreV1Api(api)
-        await v1.create_namespaced_config_map(namespace, {"metadata": {"name": "later"}})
+        later = {"metadata": {"name": "later"}}
+        await v1.create_namespaced_config_map(namespace, later)  # type: ignore[arg-type]
         assert await response.read() == b""

@@ -13,6 +13,8 @@ from kubernetes_asyncio.client.exceptions import ApiException
 
 from tests.harness import Cluster, embedded_apiserver
 
+# The `type: ignore`s on client calls: see the note on kubernetes_asyncio's stubs in conftest.py.
+
 
 @pytest.fixture(autouse=True)
 def _embedded_only(request: pytest.FixtureRequest) -> None:
@@ -53,16 +55,16 @@ async def _watch(v1: client.CoreV1Api, rv: str) -> list[tuple[str, str, int]]:
 async def test_objects_and_revisions_survive_restart(tmp_path: Path) -> None:
     with _server(tmp_path) as cluster:
         async with _core(cluster) as v1:
-            first = await v1.create_namespaced_config_map("default", _cm("kept"))
+            first = await v1.create_namespaced_config_map("default", _cm("kept"))  # type: ignore[arg-type]
             before = (await v1.list_namespaced_config_map("default")).metadata.resource_version
-            await v1.create_namespaced_config_map("default", _cm("later"))
+            await v1.create_namespaced_config_map("default", _cm("later"))  # type: ignore[arg-type]
             await v1.delete_namespaced_config_map("kept", "default")
     with _server(tmp_path) as cluster:
         async with _core(cluster) as v1:
             listed = await v1.list_namespaced_config_map("default")
             assert [cm.metadata.name for cm in listed.items] == ["later"]
             assert int(listed.metadata.resource_version) > int(before)
-            new = await v1.create_namespaced_config_map("default", _cm("after-restart"))
+            new = await v1.create_namespaced_config_map("default", _cm("after-restart"))  # type: ignore[arg-type]
             assert int(new.metadata.resource_version) > int(listed.metadata.resource_version)
             assert new.metadata.uid != first.metadata.uid
             # A watch from before the restart replays what happened since, in order.
@@ -81,12 +83,12 @@ async def test_watch_from_before_the_kept_history_gets_410(tmp_path: Path) -> No
         async with _core(cluster) as v1:
             start = (await v1.list_namespaced_config_map("default")).metadata.resource_version
             for i in range(6):
-                await v1.create_namespaced_config_map("default", _cm(f"n{i}"))
+                await v1.create_namespaced_config_map("default", _cm(f"n{i}"))  # type: ignore[arg-type]
     with _server(tmp_path, "--history", "3") as cluster:
         async with _core(cluster) as v1:
             with pytest.raises(ApiException) as info:
                 await _watch(v1, start)
             assert info.value.status == 410
             recent = (await v1.list_namespaced_config_map("default")).metadata.resource_version
-            await v1.create_namespaced_config_map("default", _cm("fresh"))
+            await v1.create_namespaced_config_map("default", _cm("fresh"))  # type: ignore[arg-type]
             assert [(t, n) for t, n, _ in await _watch(v1, recent)] == [("ADDED", "fresh")]

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import uuid
 from pathlib import Path
@@ -13,8 +12,10 @@ import yaml
 from kubernetes_asyncio import client
 from kubernetes_asyncio.client.exceptions import ApiException
 
-from tests.apiserver.conftest import widget_crd
-from tests.harness import Cluster
+from tests.apiserver.conftest import error_body, widget_crd
+from tests.harness import Cluster, eventually, until_passes
+
+# The `type: ignore`s on client calls: see the note on kubernetes_asyncio's stubs in conftest.py.
 
 MERGE = "application/merge-patch+json"
 
@@ -34,7 +35,7 @@ async def _create_error(
     crs = client.CustomObjectsApi(api)
     with pytest.raises(ApiException) as info:
         await crs.create_namespaced_custom_object(group, "v1", namespace, "widgets", body, **kw)
-    status: dict[str, Any] = json.loads(info.value.body)
+    status: dict[str, Any] = json.loads(error_body(info.value))
     assert status["code"] == info.value.status
     return status
 
@@ -43,15 +44,15 @@ async def _create_once_served(
     crs: client.CustomObjectsApi, group: str, namespace: str, body: dict[str, Any]
 ) -> None:
     """Create a Widget, retrying the 404s of a CRD that is not served yet."""
-    async with asyncio.timeout(20):
-        while True:
-            try:
-                await crs.create_namespaced_custom_object(group, "v1", namespace, "widgets", body)
-                return
-            except ApiException as exc:
-                if exc.status != 404:
-                    raise
-                await asyncio.sleep(0.2)
+
+    async def create() -> Any:
+        return await crs.create_namespaced_custom_object(group, "v1", namespace, "widgets", body)
+
+    await until_passes(create, "the CRD to be served", within=20, interval=0.2, retry=_not_served)
+
+
+def _not_served(exc: Exception) -> bool:
+    return isinstance(exc, ApiException) and exc.status == 404
 
 
 @pytest.mark.parametrize(
@@ -139,9 +140,9 @@ async def test_job_with_unsupported_restart_policy_is_invalid(
         },
     }
     with pytest.raises(ApiException) as info:
-        await batch.create_namespaced_job(namespace, job)
+        await batch.create_namespaced_job(namespace, job)  # type: ignore[arg-type]
     assert info.value.status == 422
-    causes = json.loads(info.value.body)["details"]["causes"]
+    causes = json.loads(error_body(info.value))["details"]["causes"]
     assert causes[0]["field"] == "spec.template.spec.restartPolicy"
 
 
@@ -150,11 +151,11 @@ async def test_defaults_added_to_a_crd_apply_to_stored_objects(
 ) -> None:
     group = f"{uuid.uuid4().hex[:6]}.kqtest.example.com"
     crd = widget_crd(group)
-    props = crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]  # type: ignore[index]
+    props = crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]
     del props["spec"]["properties"]["color"]["default"]
     extensions = client.ApiextensionsV1Api(api)
     crs = client.CustomObjectsApi(api)
-    await extensions.create_custom_resource_definition(crd)
+    await extensions.create_custom_resource_definition(crd)  # type: ignore[arg-type]
     try:
         body = _widget(group, "old", {"size": 1})
         await _create_once_served(crs, group, namespace, body)
@@ -162,14 +163,12 @@ async def test_defaults_added_to_a_crd_apply_to_stored_objects(
         schema = live.spec.versions[0].schema.open_apiv3_schema
         schema.properties["spec"].properties["color"].default = "red"
         await extensions.replace_custom_resource_definition(f"widgets.{group}", live)
-        async with asyncio.timeout(20):
-            while True:
-                got = await crs.get_namespaced_custom_object(
-                    group, "v1", namespace, "widgets", "old"
-                )
-                if got["spec"].get("color") == "red":
-                    break
-                await asyncio.sleep(0.2)
+
+        async def defaulted() -> bool:
+            got = await crs.get_namespaced_custom_object(group, "v1", namespace, "widgets", "old")
+            return bool(got["spec"].get("color") == "red")
+
+        await eventually(defaulted, "the new default on the stored Widget", within=20, interval=0.2)
     finally:
         await extensions.delete_custom_resource_definition(f"widgets.{group}")
 
@@ -181,7 +180,7 @@ async def test_status_write_passes_when_a_tightened_schema_rejects_the_stored_sp
     crd = widget_crd(group)
     extensions = client.ApiextensionsV1Api(api)
     crs = client.CustomObjectsApi(api)
-    await extensions.create_custom_resource_definition(crd)
+    await extensions.create_custom_resource_definition(crd)  # type: ignore[arg-type]
     try:
         body = _widget(group, "w", {"size": 1})
         await _create_once_served(crs, group, namespace, body)
@@ -191,26 +190,27 @@ async def test_status_write_passes_when_a_tightened_schema_rejects_the_stored_sp
         ].minimum = 5
         await extensions.replace_custom_resource_definition(f"widgets.{group}", live)
         status = {"status": {"phase": "Running"}}
-        async with asyncio.timeout(20):
-            while True:  # until the tightened schema is in force (a dry run changes nothing)
-                try:
-                    await crs.patch_namespaced_custom_object(
-                        group,
-                        "v1",
-                        namespace,
-                        "widgets",
-                        "w",
-                        {"spec": {"size": 2}},
-                        dry_run="All",
-                        _content_type=MERGE,
-                    )
-                except ApiException as exc:
-                    if exc.status == 422:
-                        break
-                await asyncio.sleep(0.2)
+
+        async def tightened() -> bool:  # the new schema is in force (a dry run changes nothing)
+            try:
+                await crs.patch_namespaced_custom_object(  # type: ignore[call-arg]
+                    group,
+                    "v1",
+                    namespace,
+                    "widgets",
+                    "w",
+                    {"spec": {"size": 2}},
+                    dry_run="All",
+                    _content_type=MERGE,
+                )
+            except ApiException as exc:
+                return exc.status == 422
+            return False
+
+        await eventually(tightened, "the tightened schema", within=20, interval=0.2)
         # The stored spec (size 1) breaks the new minimum, but a status write leaves it as it
         # is, and validation ratcheting lets unchanged values through.
-        got = await crs.patch_namespaced_custom_object_status(
+        got = await crs.patch_namespaced_custom_object_status(  # type: ignore[call-arg]
             group, "v1", namespace, "widgets", "w", status, _content_type=MERGE
         )
         assert got["status"]["phase"] == "Running"

@@ -15,6 +15,10 @@ from aiohttp import web
 from kubernetes_asyncio import client
 from kubernetes_asyncio.client.exceptions import ApiException
 
+from tests.apiserver.conftest import error_body
+
+# The `type: ignore`s on client calls: see the note on kubernetes_asyncio's stubs in conftest.py.
+
 
 def _certificate(tmp_path: Path) -> tuple[Path, Path]:
     cert, key = tmp_path / "hook.crt", tmp_path / "hook.key"
@@ -105,24 +109,27 @@ async def test_mutating_and_validating_webhooks(
         "metadata": {"name": f"{namespace}-validate"},
         "webhooks": [_hook("validate.kq.example.com", f"{url}/validate", ca, namespace)],
     }
-    await admission.create_mutating_webhook_configuration(mutating)
-    await admission.create_validating_webhook_configuration(validating)
+    await admission.create_mutating_webhook_configuration(mutating)  # type: ignore[arg-type]
+    await admission.create_validating_webhook_configuration(validating)  # type: ignore[arg-type]
     try:
         created, _, headers = await v1.create_namespaced_config_map_with_http_info(
-            namespace, {"metadata": {"name": "hooked", "labels": {"a": "b"}}}
+            namespace,
+            {"metadata": {"name": "hooked", "labels": {"a": "b"}}},  # type: ignore[arg-type]
         )
         assert created.metadata.labels == {"a": "b", "mutated": "create"}
         assert "mutated by the test webhook" in headers.get("Warning", "")
         skipped = await v1.create_namespaced_config_map(
-            namespace, {"metadata": {"name": "skipped", "labels": {"skip": "1"}}}
+            namespace,
+            {"metadata": {"name": "skipped", "labels": {"skip": "1"}}},  # type: ignore[arg-type]
         )
         assert "mutated" not in skipped.metadata.labels
         with pytest.raises(ApiException) as info:
             await v1.create_namespaced_config_map(
-                namespace, {"metadata": {"name": "denied", "labels": {"deny": "1"}}}
+                namespace,
+                {"metadata": {"name": "denied", "labels": {"deny": "1"}}},  # type: ignore[arg-type]
             )
         assert info.value.status == 403
-        assert "label deny is not allowed" in json.loads(info.value.body)["message"]
+        assert "label deny is not allowed" in json.loads(error_body(info.value))["message"]
     finally:
         await admission.delete_mutating_webhook_configuration(f"{namespace}-mutate")
         await admission.delete_validating_webhook_configuration(f"{namespace}-validate")
@@ -142,12 +149,12 @@ async def test_unreachable_webhook_honours_failure_policy(
             _hook("fail.kq.example.com", dead, ca, namespace, policy="Fail"),
         ],
     }
-    await admission.create_validating_webhook_configuration(config)
+    await admission.create_validating_webhook_configuration(config)  # type: ignore[arg-type]
     try:
         with pytest.raises(ApiException) as info:
-            await v1.create_namespaced_config_map(namespace, {"metadata": {"name": "blocked"}})
+            await v1.create_namespaced_config_map(namespace, {"metadata": {"name": "blocked"}})  # type: ignore[arg-type]
         assert info.value.status == 500
-        message = json.loads(info.value.body)["message"]
+        message = json.loads(error_body(info.value))["message"]
         assert 'failed calling webhook "fail.kq.example.com"' in message
     finally:
         await admission.delete_validating_webhook_configuration(f"{namespace}-dead")

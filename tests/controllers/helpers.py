@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import time
 import uuid
@@ -15,6 +14,7 @@ import yaml
 from kq.runtime.client import KubeClient
 from kq.runtime.errors import ApiError
 from kq.runtime.resources import CLUSTER_QUEUES, WORKLOADS
+from tests import harness
 from tests.harness import Cluster
 
 T = TypeVar("T")
@@ -38,18 +38,10 @@ def kubectl_json(cluster: Cluster, cache: Path, *args: str) -> Any:
 
 
 async def eventually(probe: Callable[[], Awaitable[T | None]], what: str) -> T:
-    """Poll ``probe`` until it returns something other than None/False."""
-    deadline = time.monotonic() + TIMEOUT_S
-    last: T | None = None
-    while time.monotonic() < deadline:
-        try:
-            last = await probe()
-        except ApiError:
-            last = None
-        if last:
-            return last
-        await asyncio.sleep(0.1)
-    raise AssertionError(f"timed out waiting for {what}; last: {last!r}")
+    """Poll ``probe`` until it returns something other than None/False; an API error is a miss."""
+    return await harness.eventually(
+        probe, what, within=TIMEOUT_S, retry=lambda exc: isinstance(exc, ApiError)
+    )
 
 
 def namespace(name: str) -> dict[str, Any]:

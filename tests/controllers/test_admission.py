@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -10,6 +9,7 @@ from typing import Any
 from kq.controllers.admission import AdmissionController
 from kq.runtime.client import KubeClient
 from kq.runtime.resources import WORKLOADS
+from tests.controllers.conftest import LeaderGate
 from tests.controllers.helpers import (
     admitted,
     apply,
@@ -156,7 +156,7 @@ async def test_writes_nothing_while_not_leader(
     kubectl_cache: Path,
     client: KubeClient,
     controller: AdmissionController,
-    leader: Any,
+    leader: LeaderGate,
 ) -> None:
     s = suffix()
     ns, rf, cq = f"lead-{s}", f"rf-{s}", f"cq-{s}"
@@ -184,7 +184,12 @@ async def test_writes_nothing_while_not_leader(
     await eventually(
         lambda: _known(controller, f"{ns}/later"), "the follower's queues know the workload"
     )
-    await asyncio.sleep(1.0)  # several idle polls: a deposed leader must stay silent
+    looks = leader.looks
+
+    async def idle_polls() -> bool:  # several of them: a deposed leader must stay silent
+        return leader.looks >= looks + 5
+
+    await eventually(idle_polls, "five idle polls of the leadership gate")
     assert "status" not in await get_workload(client, ns, "later")
     assert controller.writer.writes == writes
     leader.set()

@@ -31,7 +31,7 @@ from tests.controllers.helpers import (
 from tests.controllers.helpers import (
     workload_until as until,
 )
-from tests.harness import Cluster, embedded_apiserver
+from tests.harness import Cluster, embedded_apiserver, present
 from tests.kqrun import kq_run
 
 pytestmark = pytest.mark.slow
@@ -158,7 +158,7 @@ async def test_block_admission_holds_new_workloads_until_pods_are_ready_or_evict
                         lambda o: reason(o, "Evicted") == "True/PodsReadyTimeout")  # fmt: skip
     await until(client, ns, "second", "second reserved", lambda o: is_true(o, "QuotaReserved"))
     # The quota was free all along: only blockAdmission kept "second" out until then.
-    evicted_at = condition(first, "Evicted")["lastTransitionTime"]  # type: ignore[index]
+    evicted_at = present(condition(first, "Evicted"))["lastTransitionTime"]
     assert min(event_times(cluster, cache, ns, "second", "QuotaReserved")) >= evicted_at
 
 

@@ -25,7 +25,7 @@ from tests.controllers.helpers import (
 from tests.controllers.helpers import (
     workload_until as until,
 )
-from tests.harness import Cluster
+from tests.harness import Cluster, present
 from tests.kqrun import kq_run
 
 pytestmark = pytest.mark.slow
@@ -58,7 +58,7 @@ async def test_hold_and_drain_evicts_and_restart_readmits(
     await until(client, ns, "wl", "admitted", lambda o: is_true(o, "Admitted"))
     await client.merge_patch(CLUSTER_QUEUES, cq, {"spec": {"stopPolicy": "HoldAndDrain"}})
     obj = await until(client, ns, "wl", "drained", evicted_for("ClusterQueueStopped"))
-    assert condition(obj, "Evicted")["message"] == "The ClusterQueue is stopped"  # type: ignore[index]
+    assert present(condition(obj, "Evicted"))["message"] == "The ClusterQueue is stopped"
     await until(client, ns, "wl", "released", lambda o: o["status"].get("admission") is None)
     await client.merge_patch(CLUSTER_QUEUES, cq, {"spec": {"stopPolicy": "None"}})
     obj = await until(client, ns, "wl", "admitted again", lambda o: is_true(o, "Admitted"))
@@ -80,7 +80,7 @@ async def test_maximum_execution_time_deactivates_and_frees_the_quota(
     obj = await until(client, ns, "wl", "deactivated",
                       evicted_for("DeactivatedDueToMaximumExecutionTimeExceeded"))  # fmt: skip
     assert obj["spec"]["active"] is False
-    assert condition(obj, "Evicted")["message"] == (  # type: ignore[index]
+    assert present(condition(obj, "Evicted"))["message"] == (
         "The workload is deactivated due to exceeding the maximum execution time"
     )
     await until(client, ns, "wl", "released", lambda o: o["status"].get("admission") is None)

@@ -14,6 +14,7 @@ from kq.runtime.events import EventRecorder
 from kq.runtime.store import Store
 from kq.scheduler.cycle import CycleResult
 from kq.scheduler.decisions import Pending
+from tests.harness import eventually
 
 
 class StalledRecorder:
@@ -40,7 +41,11 @@ async def test_events_beyond_the_queue_are_dropped_and_counted() -> None:
     assert recorder.started == MAX_QUEUED_EVENTS
     assert writer.dropped_events == 5
     recorder.release.set()
-    await asyncio.sleep(0.01)
+
+    async def drained() -> bool:
+        return not writer._events  # the released Events finished and left the queue
+
+    await eventually(drained, "the released Events to finish", interval=0.001)
     writer.event(obj, "Pending", "room again")
     await asyncio.sleep(0)
     assert recorder.started == MAX_QUEUED_EVENTS + 1

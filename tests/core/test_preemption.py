@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
-from typing import Any
+from typing import Any, ClassVar
 
+from kq.api.quotas import FlavorResource
+from kq.cache.snapshot import ClusterQueueSnapshot, Snapshot
 from kq.scheduler.cycle import NO_LONGER_FITS, OVERLAPPING_TARGETS
 from kq.scheduler.decisions import Admit
 from kq.scheduler.protocols import Target
+from kq.workload.info import WorkloadInfo
 from tests.core.world import World, pending, plugins, preempt
 
 
@@ -177,9 +181,15 @@ def test_two_preemptors_never_claim_the_same_victim_in_one_cycle() -> None:
 class Relabel:
     """A third-party policy: Kueue's victims, under a reason and words of its own."""
 
-    NAME = "Relabel"
+    NAME: ClassVar[str] = "Relabel"
 
-    def targets(self, snapshot: Any, cq: Any, preemptor: Any, usage: Any) -> Any:
+    def targets(
+        self,
+        snapshot: Snapshot,
+        cq: ClusterQueueSnapshot,
+        preemptor: WorkloadInfo,
+        usage: Mapping[FlavorResource, int],
+    ) -> Sequence[Target]:
         classic = plugins().preemptors["ClassicPreemption"]
         return [
             Target(t.workload, "MakeRoomForTraining", "room for the training run")

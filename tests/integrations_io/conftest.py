@@ -49,7 +49,7 @@ from kq.sandbox.cluster.profiles import load_profile
 from kq.sandbox.dev import SANDBOX_FRAMEWORKS
 from kq.sandbox.webhooks import free_loopback_port, webhook_configurations
 from tests.controllers.helpers import flavor, local_queue, namespace, priority_class
-from tests.harness import Cluster
+from tests.harness import Cluster, not_found, until_passes
 
 T = TypeVar("T")
 SPEED = 60.0
@@ -71,21 +71,7 @@ STARTUP_S = 30.0
 async def eventually(probe: Callable[[], Awaitable[T]], what: str, within: float = TIMEOUT_S) -> T:
     """``probe``'s value once it stops failing (an assertion, or a 404 from the API server);
     after ``within`` seconds its last failure is raised."""
-    last: BaseException | None = None
-    try:
-        async with asyncio.timeout(within):
-            while True:
-                try:
-                    return await probe()
-                except AssertionError as exc:
-                    last = exc
-                except ApiError as exc:
-                    if not exc.not_found:
-                        raise
-                    last = exc
-                await asyncio.sleep(0.1)
-    except TimeoutError:
-        raise AssertionError(f"timed out after {within:g} s waiting for {what}: {last}") from last
+    return await until_passes(probe, what, within=within, retry=not_found)
 
 
 @dataclass

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from kq.jobframework import ClusterFacts, GenericJob, decide
+from kq.jobframework.actions import CreateWorkload
 from kq.jobframework.webhook import default_on_create
 from tests.jobframework.conftest import example
 
@@ -82,4 +83,5 @@ def test_a_job_without_queue_name_gets_a_workload_without_one(job_kind: GenericJ
     job = unsuspended(None)
     job = {**job, "spec": {**job["spec"], "suspend": True}}
     create = decide(job_kind, job, [], facts)[0]
-    assert "queueName" not in create.workload["spec"]  # type: ignore[attr-defined]
+    assert isinstance(create, CreateWorkload)
+    assert "queueName" not in create.workload["spec"]

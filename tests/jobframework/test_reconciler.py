@@ -29,7 +29,8 @@ def kinds(actions: list[act.Action]) -> list[str]:
 
 
 def template_of(jobset: dict[str, Any]) -> dict[str, Any]:
-    return jobset["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]  # type: ignore[no-any-return]
+    template: dict[str, Any] = jobset["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]
+    return template
 
 
 def test_s1_jobset_whole_life(jobset_kind: GenericJob) -> None:
@@ -48,7 +49,8 @@ def test_s1_jobset_whole_life(jobset_kind: GenericJob) -> None:
     started = world.step()
     assert kinds(started) == ["UpdateJob", "Event"]
     assert started[1] == act.Event("Started", "Admitted by clusterQueue cluster-queue")
-    patch = started[0].patch  # type: ignore[union-attr]
+    assert isinstance(started[0], act.UpdateJob)
+    patch = started[0].patch
     assert patch["spec"]["suspend"] is False
     assert template_of(world.job)["spec"]["nodeSelector"] == TPU_LABELS
     world.job["status"] = {"replicatedJobsStatus": [{"name": "slice", "active": 3}]}
@@ -144,7 +146,8 @@ def test_s2_annotation_queue_gets_a_deprecation_warning_event(jobset_kind: Gener
     facts = ClusterFacts(priorities=Priorities({}, {"low-priority-job": 1000000}))
     actions = decide(jobset_kind, default_on_create(jobset_kind, jobset), [], facts)
     assert kinds(actions) == ["CreateWorkload", "Event", "Event"]
-    workload = actions[0].workload  # type: ignore[union-attr]
+    assert isinstance(actions[0], act.CreateWorkload)
+    workload = actions[0].workload
     assert (workload["spec"]["queueName"], workload["spec"]["priority"]) == (
         "default-queue",
         1000000,

@@ -30,12 +30,11 @@ from kq.jobframework.io_resources import discover
 from kq.jobframework.naming import workload_name
 from kq.plugins import build_plugin_manager
 from kq.runtime.client import KubeClient
-from kq.runtime.errors import ApiError
 from kq.runtime.manager import Manager
 from kq.runtime.resources import EVENTS, JOBS, NAMESPACES, WORKLOADS, Resource
 from kq.runtime.webhook import WebhookServer
 from kq.webhooks import JobWebhooks
-from tests.harness import Cluster
+from tests.harness import Cluster, not_found, until_passes
 from tests.jobframework_io.patching import apply_patch, decoded_patch
 
 T = TypeVar("T")
@@ -54,16 +53,7 @@ async def eventually(check: Callable[[], Awaitable[T]]) -> T:
 
     After ``TIMEOUT`` seconds the last failure is raised.
     """
-    deadline = asyncio.get_running_loop().time() + TIMEOUT
-    while True:
-        try:
-            return await check()
-        except (AssertionError, ApiError) as exc:
-            if isinstance(exc, ApiError) and not exc.not_found:
-                raise
-            if asyncio.get_running_loop().time() > deadline:
-                raise
-        await asyncio.sleep(0.1)
+    return await until_passes(check, repr(check), within=TIMEOUT, retry=not_found)
 
 
 def batch_job(ns: str) -> dict[str, Any]:

@@ -6,11 +6,10 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 from tests.controllers.helpers import apply, namespace, suffix
-from tests.harness import REPO, Cluster
+from tests.harness import REPO, Cluster, wait_until
 from tests.kqrun import kq_run
 
 
@@ -28,13 +27,11 @@ def test_an_unknown_framework_stops_kq_run_naming_it(cluster: Cluster, tmp_path:
 
 
 def _log_until(log: Path, words: str) -> str:
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        text = log.read_text()
-        if words in text:
-            break
-        time.sleep(0.1)
-    return text
+    def text() -> str | None:
+        found = log.read_text()
+        return found if words in found else None
+
+    return wait_until(text, f"{words!r} in kq run's log", within=30)
 
 
 def test_a_kueue_framework_kq_lacks_is_warned_about(cluster: Cluster, tmp_path: Path) -> None:

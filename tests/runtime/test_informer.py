@@ -13,6 +13,7 @@ from aiohttp import web
 from kq.runtime.informer import Informer, InformerSettings
 from kq.runtime.resources import WORKLOADS
 from kq.runtime.store import Change, EventType
+from tests.harness import eventually
 from tests.runtime.stub import Route, event, gone, listing, obj, scripted, serve, stream
 
 FAST = InformerSettings(inactivity_timeout=5.0, reconnect_delay=0.01, backoff_initial=0.01)
@@ -55,9 +56,12 @@ async def running(
 
 
 async def until(condition: Callable[[], bool], limit: float = 5.0) -> None:
-    async with asyncio.timeout(limit):
-        while not condition():  # noqa: ASYNC110 - polling keeps the stub free of test hooks
-            await asyncio.sleep(0.01)
+    """Wait for ``condition``, polling: that keeps the stub free of test hooks."""
+
+    async def check() -> bool:
+        return condition()
+
+    await eventually(check, repr(condition), within=limit, interval=0.01)
 
 
 def versions(informer: Informer) -> dict[str, str]:

@@ -36,7 +36,7 @@ from kq.runtime.resources import (
     Resource,
 )
 from kq.runtime.store import EventType
-from tests.harness import REPO, Cluster
+from tests.harness import REPO, Cluster, eventually, present
 
 CONFIG_MAPS = Resource("", "v1", "configmaps", "ConfigMap", namespaced=True)
 QUICK = InformerSettings(reconnect_delay=0.05, backoff_initial=0.05, backoff_cap=0.5)
@@ -99,24 +99,22 @@ async def test_informer_converges_after_dropped_watches_and_compaction(cluster: 
                 await internal(client, "POST", "/kq/compact")
                 await internal(client, "PUT", "/kq/faults", {"errorRate": 0.0})
 
-            async def converged() -> dict[str, str]:
-                fresh = await client.list(CONFIG_MAPS, namespace=ns)
-                want = {
-                    o["metadata"]["name"]: o["metadata"]["resourceVersion"] for o in fresh["items"]
-                }
-                while True:
-                    have = {
-                        o["metadata"]["name"]: o["metadata"]["resourceVersion"]
-                        for o in informer.store.values()
-                    }
-                    if have == want:
-                        return have
-                    await asyncio.sleep(0.05)
+            fresh = await client.list(CONFIG_MAPS, namespace=ns)
+            want = {o["metadata"]["name"]: o["metadata"]["resourceVersion"] for o in fresh["items"]}
 
-            have = await asyncio.wait_for(converged(), 20)
+            async def converged() -> dict[str, str] | None:
+                have = {
+                    o["metadata"]["name"]: o["metadata"]["resourceVersion"]
+                    for o in informer.store.values()
+                }
+                return have if have == want else None
+
+            have = await eventually(converged, "the informer's store", within=20, interval=0.05)
             assert len(have) == 25
             assert sorted(deleted) == sorted(f"cm-{i}" for i in range(10, 20))
-            assert all(informer.store.get(f"{ns}/cm-{i}")["data"]["v"] == "1" for i in range(10))  # type: ignore[index]
+            assert all(
+                present(informer.store.get(f"{ns}/cm-{i}"))["data"]["v"] == "1" for i in range(10)
+            )
         finally:
             task.cancel()
             await asyncio.gather(task, return_exceptions=True)
@@ -204,14 +202,11 @@ async def test_two_processes_one_leader_and_takeover_after_a_kill(
                 return state
 
             async def wait_for_leader(among: set[int], limit: float) -> int:
-                deadline = time.monotonic() + limit
-                while time.monotonic() < deadline:
+                async def winner() -> int | None:
                     state = await states()
-                    winners = [pid for pid, lead in state.items() if lead and pid in among]
-                    if winners:
-                        return winners[0]
-                    await asyncio.sleep(0.1)
-                raise AssertionError(f"no leader among {among} within {limit}s")
+                    return next((pid for pid, lead in state.items() if lead and pid in among), None)
+
+                return await eventually(winner, f"a leader among {among}", within=limit)
 
             first = await wait_for_leader({a.pid, b.pid}, 20)
             for _ in range(10):  # a while of steady state: still exactly one leader
@@ -325,10 +320,7 @@ async def test_leader_that_cannot_renew_exits_non_zero(cluster: Cluster, tmp_pat
         pytest.skip("failing lease writes needs the embedded server's fault hooks")
     async with namespace(cluster) as (client, ns), aiohttp.ClientSession() as session:
         with kq_run(cluster, tmp_path, ns, "a") as (process, port):
-            deadline = time.monotonic() + 20
-            while not await leading(session, port):
-                assert time.monotonic() < deadline, "never became leader"
-                await asyncio.sleep(0.1)
+            await eventually(lambda: leading(session, port), "kq run to lead", within=20)
             match = f"/namespaces/{ns}/leases"
             await internal(client, "PUT", "/kq/faults", {"errorRate": 1.0, "match": match})
             try:

@@ -12,6 +12,7 @@ import pytest
 from aiohttp import web
 
 from kq.runtime.leader import ElectionSettings, LeaderElector, LeadershipLost
+from tests.harness import eventually
 from tests.runtime.stub import serve
 
 FAST = {"lease_duration": 1.5, "renew_deadline": 1.0, "retry_period": 0.2}
@@ -56,27 +57,31 @@ async def test_one_leader_then_release_hands_over_at_once() -> None:
     server = LeaseServer()
     async with serve(server.route) as (_, client):
         led: list[str] = []
-        b_elected = asyncio.Event()
+        elected = {"a": asyncio.Event(), "b": asyncio.Event()}
 
         def work(name: str) -> Any:
             async def leading() -> None:
                 led.append(name)
-                if name == "b":
-                    b_elected.set()
+                elected[name].set()
                 await asyncio.Event().wait()
 
             return leading
 
         first = asyncio.create_task(LeaderElector(client, settings("a")).run(work("a")))
-        await asyncio.sleep(0.3)
+        await asyncio.wait_for(elected["a"].wait(), 5)
         second = asyncio.create_task(LeaderElector(client, settings("b")).run(work("b")))
-        await asyncio.sleep(0.8)
+        renewals = server.version
+
+        async def renewed_four_times() -> bool:  # while b tries every retry period
+            return server.version >= renewals + 4
+
+        await eventually(renewed_four_times, "four renewals by a", interval=0.05)
         assert led == ["a"]
         assert server.holder == "a"
         first.cancel()
         await asyncio.gather(first, return_exceptions=True)
         started = time.monotonic()
-        await asyncio.wait_for(b_elected.wait(), 2)
+        await asyncio.wait_for(elected["b"].wait(), 2)
         assert led == ["a", "b"]
         # Released, so b need not wait out the 1.5 s lease; it retries every 0.2 s.
         assert time.monotonic() - started < 0.6
@@ -115,14 +120,17 @@ async def test_failed_renewals_fence_the_leader_within_the_renew_deadline() -> N
     async with serve(server.route, max_attempts=1) as (_, client):
         stopped_at: list[float] = []
 
+        elected = asyncio.Event()
+
         async def leading() -> None:
+            elected.set()
             try:
                 await asyncio.Event().wait()
             finally:
                 stopped_at.append(time.monotonic())
 
         task = asyncio.create_task(LeaderElector(client, settings("a")).run(leading))
-        await asyncio.sleep(0.3)
+        await asyncio.wait_for(elected.wait(), 5)
         broken_at = time.monotonic()
         server.broken = True
         with pytest.raises(LeadershipLost):

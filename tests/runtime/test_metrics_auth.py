@@ -8,7 +8,6 @@ grants). Only kube-apiserver answers those reviews, so this runs on the real bac
 from __future__ import annotations
 
 import ssl
-import time
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -18,7 +17,7 @@ import pytest
 import yaml
 
 from tests.controllers.helpers import apply, suffix
-from tests.harness import Cluster
+from tests.harness import Cluster, wait_until
 from tests.kqrun import free_port, kq_run
 
 pytestmark = pytest.mark.slow
@@ -38,14 +37,14 @@ def scrape(port: int, token: str | None) -> tuple[int, str]:
 
 
 def serving(port: int) -> None:
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
+    def answers() -> bool:
         try:
             scrape(port, None)
-            return
         except (urllib.error.URLError, ConnectionError):
-            time.sleep(0.1)
-    raise AssertionError("kq run's metrics server never answered")
+            return False
+        return True
+
+    wait_until(answers, "kq run's metrics server to answer", within=30)
 
 
 def objects(ns: str, role: str) -> list[dict[str, Any]]:

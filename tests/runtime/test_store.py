@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from kq.runtime.store import NAMESPACE_INDEX, OWNER_INDEX, EventType, Store
 from tests.runtime.stub import obj
 
@@ -12,8 +14,8 @@ def owned(name: str, rv: str, owner: str, namespace: str = "ns") -> dict[str, ob
     return item
 
 
-def names(objects: list[dict[str, object]]) -> list[str]:
-    return sorted(o["metadata"]["name"] for o in objects)  # type: ignore[index]
+def names(objects: list[dict[str, Any]]) -> list[str]:
+    return sorted(o["metadata"]["name"] for o in objects)
 
 
 def test_indexes_follow_changes() -> None:

@@ -12,6 +12,7 @@ import aiohttp
 
 from kq.runtime import certs
 from kq.runtime.webhook import WebhookServer
+from tests.harness import eventually
 
 
 async def deny_default(request: dict[str, Any]) -> dict[str, Any]:
@@ -65,10 +66,16 @@ async def test_reviews_over_tls_and_rotation_without_restart(tmp_path: Path) -> 
         old_ca = ca.read_bytes()
         assert certs.needs_renewal(tmp_path, within=10 * 365 * 24 * 3600)
         os.remove(tmp_path / "tls.crt")
-        while ca.read_bytes() == old_ca:  # noqa: ASYNC110 - polling the files the server writes
-            await asyncio.sleep(0.05)
-        await asyncio.sleep(0.3)  # one more check interval: the new chain is loaded
-        _, body = await post(server.port, ca, review("u3", "a", "team"))
+
+        async def answered_with_the_new_chain() -> Any:
+            if ca.read_bytes() == old_ca:
+                return None  # not renewed yet
+            try:
+                return (await post(server.port, ca, review("u3", "a", "team")))[1]
+            except aiohttp.ClientSSLError:
+                return None  # renewed, but the server still serves the old chain
+
+        body = await eventually(answered_with_the_new_chain, "the new chain", interval=0.05)
         assert published == [old_ca, ca.read_bytes()]
         assert body["response"] == {
             "allowed": True,

@@ -14,6 +14,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from kq.observability.metrics import REGISTRY
 from kq.runtime.reconciler import Controller, Result
 from kq.runtime.workqueue import ItemBackoff, ShutDown, WorkQueue
+from tests.harness import eventually
 
 
 def sample(name: str, queue: str) -> float:
@@ -103,9 +104,10 @@ async def test_controller_never_runs_a_key_concurrently_and_retries_failures() -
         retrying = any(queue.retries(key) for key in "ab")
         return bool(recorder.failures or recorder.active or len(queue) or retrying)
 
-    async with asyncio.timeout(3):
-        while busy():  # noqa: ASYNC110 - polling until the workers go idle
-            await asyncio.sleep(0.01)
+    async def idle() -> bool:
+        return not busy()
+
+    await eventually(idle, "the workers to go idle", within=3, interval=0.01)
     controller.queue.shut_down()
     await task
     assert not recorder.overlap

@@ -10,10 +10,11 @@ import pytest
 from kq.sandbox.cluster.actions import Delete, Event, Patch
 from kq.sandbox.cluster.clock import rfc3339
 from kq.sandbox.cluster.eviction import eviction_time, next_eviction, reconcile_evictions
-from kq.sandbox.cluster.node_lifecycle import fail_node, recover_node
+from kq.sandbox.cluster.node_lifecycle import Failure, fail_node, recover_node
 from kq.sandbox.cluster.nodes import node_objects
 from kq.sandbox.cluster.podinfo import condition
 from kq.sandbox.cluster.profiles import load_profile
+from tests.harness import present
 from tests.sandbox.builders import NOW, node, pod
 from tests.sandbox.world import World
 
@@ -71,8 +72,11 @@ def test_eviction_marks_disruption_then_deletes() -> None:
     p = _running()
     before = reconcile_evictions([p], [_tainted()], NOW + timedelta(seconds=299))
     assert [type(a) for a in before] == [Patch, Event]  # only MarkPodsNotReady
-    assert before[0].patch["status"]["conditions"][0]["status"] == "False"  # type: ignore[union-attr]
-    assert (before[1].reason, before[1].type) == ("NodeNotReady", "Warning")  # type: ignore[union-attr]
+    mark, note = before
+    assert isinstance(mark, Patch)
+    assert isinstance(note, Event)
+    assert mark.patch["status"]["conditions"][0]["status"] == "False"
+    assert (note.reason, note.type) == ("NodeNotReady", "Warning")
 
     patch, event, delete = reconcile_evictions([p], [_tainted()], NOW + timedelta(seconds=300))
     assert isinstance(patch, Patch)
@@ -122,9 +126,9 @@ def _job(**pod_spec: Any) -> dict[str, Any]:
     }  # fmt: skip
 
 
-def _fail_pod_node(w: World, mode: str = "Unreachable") -> dict[str, Any]:
+def _fail_pod_node(w: World, mode: Failure = "Unreachable") -> dict[str, Any]:
     (p,) = w.of_kind("Pod")
-    w.apply([fail_node(w.get("Node", p["spec"]["nodeName"]), mode)])  # type: ignore[arg-type]
+    w.apply([fail_node(w.get("Node", p["spec"]["nodeName"]), mode)])
     return p
 
 
@@ -133,7 +137,7 @@ def _job_failed(w: World) -> bool:
 
 
 @pytest.mark.parametrize("mode", ["Unreachable", "NotReady"])
-def test_a_backoff_limit_0_job_fails_once_the_default_toleration_runs_out(mode: str) -> None:
+def test_a_backoff_limit_0_job_fails_once_the_default_toleration_runs_out(mode: Failure) -> None:
     w = _world()
     w.add(_job())
     w.settle()
@@ -142,7 +146,7 @@ def test_a_backoff_limit_0_job_fails_once_the_default_toleration_runs_out(mode: 
     w.settle()
     held = w.get("Pod", p["metadata"]["name"])
     assert held["status"]["phase"] == "Running"
-    assert condition(held, "Ready")["status"] == "False"  # type: ignore[index]
+    assert present(condition(held, "Ready"))["status"] == "False"
 
     w.run(_job_failed)
     assert w.clock.now() == NOW + timedelta(seconds=10 + 300)
@@ -185,6 +189,6 @@ def test_recovery_before_the_toleration_runs_out_keeps_the_pod() -> None:
     w.clock.advance(200)
     w.settle()
     kept = w.get("Pod", p["metadata"]["name"])
-    assert condition(kept, "Ready")["status"] == "True"  # type: ignore[index]
+    assert present(condition(kept, "Ready"))["status"] == "True"
     assert condition(kept, "DisruptionTarget") is None
     assert w.get("Job", "train")["status"]["ready"] == 1

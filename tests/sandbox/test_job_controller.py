@@ -18,6 +18,7 @@ from kq.sandbox.cluster.node_lifecycle import fail_node
 from kq.sandbox.cluster.nodes import node_objects
 from kq.sandbox.cluster.podinfo import condition, labels_of
 from kq.sandbox.cluster.profiles import load_profile
+from tests.harness import present
 from tests.sandbox.world import World
 
 
@@ -87,7 +88,7 @@ def test_runs_to_completion(world: World) -> None:
     status = job["status"]
     assert status["succeeded"] == 3
     assert "failed" not in status
-    assert condition(job, "SuccessCriteriaMet")["reason"] == "CompletionsReached"  # type: ignore[index]
+    assert present(condition(job, "SuccessCriteriaMet"))["reason"] == "CompletionsReached"
     assert status["completionTime"] == "2026-01-01T00:01:00Z"  # two waves of 30 s
     assert _reasons(world, "sample-job").count("SuccessfulCreate") == 3
     assert _reasons(world, "sample-job")[-1] == "Completed"
@@ -100,8 +101,8 @@ def test_backoff_limit_exceeded(world: World) -> None:
     world.add(job)
     world.run(lambda w: condition(w.get("Job", "sample-job"), "Failed") is not None)
     job = world.get("Job", "sample-job")
-    assert condition(job, "FailureTarget")["reason"] == "BackoffLimitExceeded"  # type: ignore[index]
-    assert condition(job, "Failed")["reason"] == "BackoffLimitExceeded"  # type: ignore[index]
+    assert present(condition(job, "FailureTarget"))["reason"] == "BackoffLimitExceeded"
+    assert present(condition(job, "Failed"))["reason"] == "BackoffLimitExceeded"
     assert job["status"]["failed"] == 2
     assert "BackoffLimitExceeded" in _reasons(world, "sample-job")
 
@@ -110,7 +111,7 @@ def test_suspend_and_resume_do_not_spend_the_backoff_limit(world: World) -> None
     world.add(_job(suspend=True))
     world.settle()
     job = world.get("Job", "sample-job")
-    assert condition(job, "Suspended")["reason"] == "JobSuspended"  # type: ignore[index]
+    assert present(condition(job, "Suspended"))["reason"] == "JobSuspended"
     assert world.of_kind("Pod") == []
 
     world.apply(

@@ -11,6 +11,7 @@ from kq.sandbox.cluster.jobset_controller import build_job, job_key, reconcile_j
 from kq.sandbox.cluster.nodes import node_objects
 from kq.sandbox.cluster.podinfo import condition, labels_of
 from kq.sandbox.cluster.profiles import load_profile
+from tests.harness import present
 from tests.sandbox.builders import NOW
 from tests.sandbox.manifests import s1_jobset
 from tests.sandbox.world import World
@@ -33,7 +34,8 @@ def _status(actions: list[Any]) -> dict[str, Any]:
     patch = actions[0]
     assert isinstance(patch, Patch)
     assert patch.subresource == "status"
-    return patch.patch["status"]  # type: ignore[no-any-return]
+    status: dict[str, Any] = patch.patch["status"]
+    return status
 
 
 def test_child_job_names_keys_and_exclusive_annotation() -> None:
@@ -77,7 +79,7 @@ def test_suspend_then_resume_carries_kueue_edits_into_jobs() -> None:
     assert job["spec"]["suspend"] is True
     assert w.of_kind("Pod") == []
     js = w.get("JobSet", "multislice-1slice")
-    assert condition(js, "Suspended")["reason"] == "SuspendedJobs"  # type: ignore[index]
+    assert present(condition(js, "Suspended"))["reason"] == "SuspendedJobs"
 
     # What Kueue does on admission: edit the pod template, then unsuspend.
     template_patch = {
@@ -95,7 +97,7 @@ def test_suspend_then_resume_carries_kueue_edits_into_jobs() -> None:
     assert {p["spec"]["nodeName"] for p in pods} == {"gke-nodepool3-0", "gke-nodepool3-1"}
     assert all(labels_of(p)["kueue.x-k8s.io/podset"] == "slice" for p in pods)
     js = w.get("JobSet", "multislice-1slice")
-    assert condition(js, "Suspended")["status"] == "False"  # type: ignore[index]
+    assert present(condition(js, "Suspended"))["status"] == "False"
     reasons = [e.reason for e in w.events if e.regarding.kind == "JobSet"]
     assert reasons == ["SuspendedJobs", "ResumeJobs"]
 
@@ -108,7 +110,8 @@ def test_suspend_then_resume_carries_kueue_edits_into_jobs() -> None:
 def _merge(base: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
     from tests.sandbox.world import merge_patch
 
-    return merge_patch(base, extra)  # type: ignore[no-any-return]
+    merged: dict[str, Any] = merge_patch(base, extra)
+    return merged
 
 
 def test_no_failure_policy_fails_on_first_job_failure() -> None:
@@ -275,7 +278,9 @@ def test_restarting_condition_lifecycle() -> None:
     ready["metadata"]["labels"]["jobset.sigs.k8s.io/restart-attempt"] = "1"
     ready["status"] = {"ready": 2, "active": 2}
     done = reconcile_jobset(js, [ready], NOW)
-    assert condition({"status": _status(done)}, "RestartingJobSet")["reason"] == "JobsReady"  # type: ignore[index]
+    assert (
+        present(condition({"status": _status(done)}, "RestartingJobSet"))["reason"] == "JobsReady"
+    )
     assert ("JobsReady", "all jobs are ready") in _events(done)
 
 
@@ -329,7 +334,7 @@ def test_blocking_recreate_and_max_restarts_on_the_simulated_cluster() -> None:
     w.run(lambda w: bool((w.get("JobSet", "x").get("status") or {}).get("terminalState")))
     status = w.get("JobSet", "x")["status"]
     assert (status["restarts"], status["restartsCountTowardsMax"]) == (2, 2)
-    assert condition(w.get("JobSet", "x"), "Failed")["reason"] == "ReachedMaxRestarts"  # type: ignore[index]
+    assert present(condition(w.get("JobSet", "x"), "Failed"))["reason"] == "ReachedMaxRestarts"
     assert w.created == [f"x-slice-{i}@{a}" for a in range(3) for i in range(2)]
     reasons = [e.reason for e in w.events if e.regarding.kind == "JobSet"]
     restart = ["RestartJobSetFailurePolicyAction", "DefaultFailurePolicy", "JobsReady"]

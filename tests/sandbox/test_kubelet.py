@@ -117,7 +117,8 @@ def test_deleting_a_pod_on_a_dead_node_still_removes_it() -> None:
     p["metadata"]["deletionGracePeriodSeconds"] = 30
     actions = reconcile_pods([p], [_unreachable("n")], NOW)
     assert isinstance(actions[-1], Delete)
-    assert actions[0].patch["status"]["phase"] == "Failed"  # type: ignore[union-attr]
+    assert isinstance(actions[0], Patch)
+    assert actions[0].patch["status"]["phase"] == "Failed"
 
 
 @pytest.mark.parametrize(("default", "seconds"), [(5.0, 5), (3600.0, 3600)])

@@ -7,6 +7,7 @@ from kq.sandbox.cluster.mpijob_controller import reconcile_mpijob
 from kq.sandbox.cluster.nodes import node_objects
 from kq.sandbox.cluster.podinfo import condition, labels_of
 from kq.sandbox.cluster.profiles import load_profile
+from tests.harness import present
 from tests.sandbox.builders import NOW
 from tests.sandbox.manifests import mpijob
 from tests.sandbox.world import World
@@ -78,7 +79,7 @@ def test_mpijob_runs_launcher_after_workers_then_succeeds_and_cleans_workers() -
     w.settle()
     job = w.get("MPIJob", "pi")
     assert _reason(w, "Succeeded") == "MPIJobSucceeded"
-    assert condition(job, "Running")["status"] == "False"  # type: ignore[index]
+    assert present(condition(job, "Running"))["status"] == "False"
     assert job["status"]["completionTime"] == launcher_completion(w)
     assert job["status"]["replicaStatuses"]["Worker"]["active"] == 0
     roles = {labels_of(p).get("training.kubeflow.org/job-role") for p in w.of_kind("Pod")}

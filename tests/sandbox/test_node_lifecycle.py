@@ -15,6 +15,7 @@ from kq.sandbox.cluster.node_lifecycle import (
     recover_node,
 )
 from kq.sandbox.cluster.podinfo import condition
+from tests.harness import present
 from tests.sandbox.builders import NOW, node
 from tests.sandbox.world import merge_patch
 
@@ -32,7 +33,7 @@ def test_healthy_node_heartbeats_only_when_due() -> None:
     assert reconcile_nodes([n], NOW + timedelta(seconds=1)) == []
     later, events = _apply(n, HEARTBEAT_SECONDS)
     assert events == []
-    beat = condition(later, "Ready")["lastHeartbeatTime"]  # type: ignore[index]
+    beat = present(condition(later, "Ready"))["lastHeartbeatTime"]
     assert beat.endswith(":40Z")
 
 
@@ -51,7 +52,7 @@ def test_unreachable_then_recovered() -> None:
     healed = merge_patch(failed, recover_node(failed).patch)
     healed, events = _apply(healed, 600)
     assert events == ["NodeReady"]
-    assert condition(healed, "Ready")["status"] == "True"  # type: ignore[index]
+    assert present(condition(healed, "Ready"))["status"] == "True"
     assert "taints" not in healed["spec"]
 
 
@@ -59,7 +60,7 @@ def test_not_ready_mode_and_cordon() -> None:
     n = merge_patch(node("n"), fail_node(node("n"), "NotReady").patch)
     n["spec"]["unschedulable"] = True
     n, _ = _apply(n)
-    assert condition(n, "Ready")["status"] == "False"  # type: ignore[index]
+    assert present(condition(n, "Ready"))["status"] == "False"
     keys = sorted((t["key"], t["effect"]) for t in n["spec"]["taints"])
     assert keys == [("node.kubernetes.io/not-ready", "NoExecute"),
                     ("node.kubernetes.io/not-ready", "NoSchedule"),
@@ -82,7 +83,8 @@ def _by_hand(n: dict[str, Any], status: str) -> dict[str, Any]:
     """What `kubectl patch node --subresource status` setting Ready would leave."""
     conditions = [dict(c) for c in n["status"]["conditions"]]
     conditions[-1].update(status=status, reason="ManualFailure", message="set by hand")
-    return merge_patch(n, {"status": {"conditions": conditions}})  # type: ignore[no-any-return]
+    patched: dict[str, Any] = merge_patch(n, {"status": {"conditions": conditions}})
+    return patched
 
 
 def _taint_keys(n: dict[str, Any]) -> set[tuple[str, str]]:
@@ -101,7 +103,7 @@ def test_a_ready_condition_set_by_hand_taints_and_is_left_alone(status: str, key
     assert no_execute["timeAdded"] == "2026-01-01T00:00:05Z"
     assert "timeAdded" not in next(t for t in down["spec"]["taints"] if t["effect"] == "NoSchedule")
     later, _ = _apply(down, 3600)  # no heartbeat overwrites it
-    assert condition(later, "Ready")["reason"] == "ManualFailure"  # type: ignore[index]
+    assert present(condition(later, "Ready"))["reason"] == "ManualFailure"
     assert next_heartbeat([later]) is None
 
     back, events = _apply(_by_hand(later, "True"), 3700)  # Ready set True again by hand

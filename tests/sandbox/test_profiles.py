@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -9,7 +10,7 @@ from kq.sandbox.cluster.profiles import ProfileError, load_profile, parse_profil
 from tests.sandbox.builders import NOW
 
 
-def _nodes(name: str) -> list[dict]:  # type: ignore[type-arg]
+def _nodes(name: str) -> list[dict[str, Any]]:
     return node_objects(load_profile(name), NOW)
 
 
@@ -85,7 +86,7 @@ def test_profile_file_path(tmp_path: Path) -> None:
          "nodePools[0].colour"),
     ],
 )  # fmt: skip
-def test_validation_names_the_field(pool: dict, field: str) -> None:  # type: ignore[type-arg]
+def test_validation_names_the_field(pool: dict[str, Any], field: str) -> None:
     with pytest.raises(ProfileError, match=field.replace("[", r"\[").replace("]", r"\]")):
         parse_profile({"nodePools": [pool]}, "x.yaml")
 

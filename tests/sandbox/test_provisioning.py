@@ -10,6 +10,7 @@ from kq.sandbox.cluster.clock import ManualClock, parse_rfc3339
 from kq.sandbox.cluster.nodes import node_objects
 from kq.sandbox.cluster.podinfo import condition
 from kq.sandbox.cluster.profiles import load_profile
+from tests.harness import present
 from tests.sandbox.builders import pod
 from tests.sandbox.world import World
 
@@ -139,7 +140,7 @@ def test_an_unsupported_class_is_refused_with_the_classes_served() -> None:
     _request(w, "odd", "best-effort-atomic-scale-up.autoscaling.x-k8s.io")
     w.settle()
     assert _cond(w, "odd", "Accepted") == ("False", "UnsupportedProvisioningClass")
-    message = condition(w.get("ProvisioningRequest", "odd"), "Accepted")["message"]  # type: ignore[index]
+    message = present(condition(w.get("ProvisioningRequest", "odd"), "Accepted"))["message"]
     assert "queued-provisioning.gke.io" in message
     assert "best-effort-atomic-scale-up.autoscaling.x-k8s.io" in message
     assert _gpu_nodes(w) == []

@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from kq.sandbox.cluster.actions import Action, Create, Patch, Ref
-from kq.sandbox.cluster.node_lifecycle import fail_node, recover_node
+from kq.sandbox.cluster.node_lifecycle import Failure, fail_node, recover_node
 from kq.sandbox.cluster.nodes import node_objects
 from kq.sandbox.cluster.podinfo import ready_status
 from kq.sandbox.cluster.profiles import load_profile
@@ -31,7 +31,7 @@ TAINTS = [
     {"key": "node.kubernetes.io/not-ready", "effect": "NoSchedule"},
     {"key": "node.kubernetes.io/unreachable", "effect": "NoExecute"},
 ]
-TOLERATIONS = [
+TOLERATIONS: list[dict[str, Any]] = [
     {"operator": "Exists"},
     {"key": "spot", "operator": "Equal", "value": "true", "effect": "NoSchedule"},
     {"key": "spot", "operator": "Equal", "value": "false"},
@@ -128,6 +128,13 @@ class _Watched(World):
         return changed
 
 
+def _failure(mode: str) -> Failure:
+    if mode == "NotReady":
+        return "NotReady"
+    assert mode == "Unreachable", mode
+    return "Unreachable"
+
+
 _STEP = st.one_of(
     st.tuples(st.just("fail"), st.integers(0, 17), st.sampled_from(["Unreachable", "NotReady"])),
     st.tuples(st.just("recover"), st.integers(0, 17), st.just("")),
@@ -155,7 +162,7 @@ def test_s2_jobsets_never_land_on_a_failed_node(steps: list[tuple[str, int, str]
         else:
             target = w.get("Node", names[arg % len(names)])
             if what == "fail":
-                w.apply([fail_node(target, mode)])  # type: ignore[arg-type]
+                w.apply([fail_node(target, _failure(mode))])
             elif what == "recover":
                 w.apply([recover_node(target)])
             else:

@@ -21,6 +21,7 @@ from kq.sandbox.cluster.nodes import POOL_LABEL, node_objects
 from kq.sandbox.cluster.podinfo import condition, labels_of
 from kq.sandbox.cluster.profiles import load_profile
 from kq.sandbox.cluster.scheduling import schedule
+from tests.harness import present
 from tests.sandbox.manifests import s1_jobset, s2_jobset
 from tests.sandbox.world import World
 
@@ -66,7 +67,7 @@ def test_s1_three_slices_then_one_and_two(world: World) -> None:
 
     world.run(lambda w: _done(w, "multislice-3slice"))
     job = world.get("Job", "multislice-3slice-slice-0")
-    assert condition(job, "Complete")["status"] == "True"  # type: ignore[index]
+    assert present(condition(job, "Complete"))["status"] == "True"
     assert job["status"]["succeeded"] == 2
     # The trailing `sleep 60` is the run time: the Job took 60 s of sandbox time.
     took = parse_rfc3339(job["status"]["completionTime"]) - parse_rfc3339(
@@ -138,7 +139,7 @@ def test_restarts_exhausted_fail_the_jobset(world: World) -> None:
     status = world.get("JobSet", "multislice-1slice")["status"]
     assert status["terminalState"] == "Failed"
     assert status["restarts"] == 1
-    assert condition(world.get("JobSet", "multislice-1slice"), "Failed")["reason"] == (  # type: ignore[index]
+    assert present(condition(world.get("JobSet", "multislice-1slice"), "Failed"))["reason"] == (
         "ReachedMaxRestarts"
     )
 
@@ -162,7 +163,7 @@ def test_s2_hot_swap_at_pod_level() -> None:
     w.run(lambda w: _restarts(w, "high") == 1 and not _old_jobs(w, "high"))
     pending = [p for p in w.of_kind("Pod") if not p["spec"].get("nodeName")]
     assert len(pending) == 4  # one child Job waits: the only free healthy slice is taken
-    message = condition(pending[0], "PodScheduled")["message"]  # type: ignore[index]
+    message = present(condition(pending[0], "PodScheduled"))["message"]
     assert "node(s) had untolerated taint {node.kubernetes.io/unreachable: }" in message
 
     # Kueue evicts `low` to recover `high`: suspending it frees its slices.

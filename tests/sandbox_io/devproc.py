@@ -6,7 +6,6 @@ import json
 import os
 import subprocess
 import sys
-import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -14,7 +13,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from kq.sandbox.readyline import wait_for_kubeconfig
-from tests.harness import REPO
+from tests.harness import REPO, wait_until
 
 READY_TIMEOUT_S = 30.0
 T = TypeVar("T")
@@ -77,10 +76,4 @@ def running_dev(work: Path, *extra: str, profile: str = "s1", speed: float = 60)
 
 def until(check: Callable[[], T | None], timeout: float = 30.0, what: str = "") -> T:
     """Poll ``check`` until it returns something truthy; that value."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        result = check()
-        if result:
-            return result
-        time.sleep(0.1)
-    raise AssertionError(f"timed out waiting for {what or check}")
+    return wait_until(check, what or repr(check), within=timeout)

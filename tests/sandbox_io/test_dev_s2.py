@@ -72,7 +72,8 @@ def _no_execute(dev: Dev, node: str) -> dict[str, Any] | None:
 
 def _pod_ready(dev: Dev, ns: str, name: str) -> str:
     pod = dev.get("pod", name, "-n", ns)
-    return next(c["status"] for c in pod["status"]["conditions"] if c["type"] == "Ready")
+    status: str = next(c["status"] for c in pod["status"]["conditions"] if c["type"] == "Ready")
+    return status
 
 
 def test_a_failed_node_evicts_its_pod_after_the_toleration_and_the_jobset_restarts(

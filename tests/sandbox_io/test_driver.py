@@ -30,7 +30,7 @@ from kq.sandbox.cluster.driver import (
 )
 from kq.sandbox.cluster.nodes import PROVISIONING_REQUEST_ANNOTATION
 from kq.sandbox.cluster.profiles import load_profile
-from tests.harness import Cluster
+from tests.harness import Cluster, eventually
 from tests.sandbox.manifests import mpijob, rayjob, s1_jobset
 
 SPEED = 60.0
@@ -67,7 +67,7 @@ async def simulated(
             await sandbox
 
 
-def _job(name: str) -> dict[str, object]:
+def _job(name: str) -> dict[str, Any]:
     return {
         "apiVersion": "batch/v1",
         "kind": "Job",
@@ -131,11 +131,7 @@ async def _run_batch_job(client: KubeClient, backend: str, *, binding: bool | No
 
 
 async def _eventually(probe: Callable[[], Awaitable[bool]]) -> None:
-    async with asyncio.timeout(30):
-        while True:
-            if await probe():
-                return
-            await asyncio.sleep(0.05)
+    await eventually(probe, "the simulated cluster", within=30, interval=0.05)
 
 
 async def _condition(
@@ -158,17 +154,19 @@ async def _running_pools(client: KubeClient, ns: str, attempt: str) -> dict[str,
     """Child Job → the one pool all its pods of ``attempt`` run on, once both slices run."""
     nodes = {n["metadata"]["name"]: n["metadata"]["labels"][POOL]
              for n in (await client.list(NODES))["items"]}  # fmt: skip
-    async with asyncio.timeout(30):
-        while True:
-            pools: dict[str, set[str]] = {}
-            for pod in (await client.list(PODS, namespace=ns))["items"]:
-                labels = pod["metadata"]["labels"]
-                if labels.get(ATTEMPT) == attempt and pod["status"].get("phase") == "Running":
-                    job = labels["batch.kubernetes.io/job-name"]
-                    pools.setdefault(job, set()).add(nodes[pod["spec"]["nodeName"]])
-            if len(pools) == 2 and all(len(p) == 1 for p in pools.values()):
-                return {job: next(iter(p)) for job, p in pools.items()}
-            await asyncio.sleep(0.05)
+
+    async def placed() -> dict[str, str] | None:
+        pools: dict[str, set[str]] = {}
+        for pod in (await client.list(PODS, namespace=ns))["items"]:
+            labels = pod["metadata"]["labels"]
+            if labels.get(ATTEMPT) == attempt and pod["status"].get("phase") == "Running":
+                job = labels["batch.kubernetes.io/job-name"]
+                pools.setdefault(job, set()).add(nodes[pod["spec"]["nodeName"]])
+        if len(pools) == 2 and all(len(p) == 1 for p in pools.values()):
+            return {job: next(iter(p)) for job, p in pools.items()}
+        return None
+
+    return await eventually(placed, f"attempt {attempt} running", within=30, interval=0.05)
 
 
 async def test_jobset_restarts_off_a_failed_pool(client: KubeClient, cluster: Cluster) -> None:
@@ -376,7 +374,7 @@ async def test_timestamps_never_run_ahead_of_wall_time(
 ) -> None:
     """At speed 60 sandbox time runs a minute ahead per second; the API must not show it."""
     long_job = _job("long")
-    long_job["spec"]["template"]["spec"]["containers"][0]["command"] = ["sh", "-c", "sleep 6000"]  # type: ignore[index]
+    long_job["spec"]["template"]["spec"]["containers"][0]["command"] = ["sh", "-c", "sleep 6000"]
     async with simulated(client, cluster.backend) as ns:
         await client.create(JOBS, {**long_job, "metadata": {"name": "long", "namespace": ns}})
 
@@ -385,7 +383,9 @@ async def test_timestamps_never_run_ahead_of_wall_time(
             return int((job.get("status") or {}).get("ready") or 0) == 2
 
         await _eventually(running)
-        await asyncio.sleep(2.5)  # sandbox time is now minutes ahead of wall time
+        # Not a wait for an event: wall time itself must pass, for sandbox time (at SPEED) to
+        # run minutes ahead of it; that lead is what the API must never show.
+        await asyncio.sleep(2.5)
         job = await client.get(JOBS, "long", ns)
         pods = await _pods(client, ns)
         env = {**os.environ, "KUBECONFIG": str(cluster.kubeconfig),
