@@ -85,14 +85,14 @@ def test_an_invalid_cluster_queue_is_remembered_with_its_reason() -> None:
 
 def test_evicted_bare_workloads_are_marked_for_release() -> None:
     fed = Fed()
+    # An admission kq could have made: its queues exist and it matches them (kq.scheduler.trust).
+    fed.feed.resource_flavor(added(flavor("rf")))
+    fed.feed.cluster_queue(added(cluster_queue("cq", "rf", "cpu", 1)))
+    fed.feed.local_queue(added(local_queue("ns", "lq", "cq")))
     obj = workload("ns", "w", "lq", {"cpu": 1})
+    psa = {"name": "main", "flavors": {"cpu": "rf"}, "resourceUsage": {"cpu": "1"}, "count": 1}
     obj["status"] = {
-        "admission": {
-            "clusterQueue": "cq",
-            "podSetAssignments": [
-                {"name": "main", "flavors": {"cpu": "rf"}, "resourceUsage": {"cpu": "1"}}
-            ],
-        },
+        "admission": {"clusterQueue": "cq", "podSetAssignments": [psa]},
         "conditions": [
             {"type": "QuotaReserved", "status": "True", "reason": "QuotaReserved"},
             {"type": "Evicted", "status": "True", "reason": "Preempted"},
@@ -100,7 +100,27 @@ def test_evicted_bare_workloads_are_marked_for_release() -> None:
     }
     fed.add_workload(obj)
     assert fed.feed.to_release == {"ns/w"}
+    assert fed.feed.to_distrust == set()
     assert fed.feed.cache.holds_quota("ns/w")
     fed.feed.workload(Change(EventType.DELETED, obj, None))
     assert fed.feed.to_release == set()
     assert not fed.feed.cache.holds_quota("ns/w")
+
+
+def test_an_admission_found_before_its_queue_is_judged_again_when_it_arrives() -> None:
+    # At start-up informers deliver in any order: a Workload may come before its LocalQueue.
+    fed = Fed()
+    fed.feed.resource_flavor(added(flavor("rf")))
+    fed.feed.cluster_queue(added(cluster_queue("cq", "rf", "cpu", 1)))
+    obj = workload("ns", "w", "lq", {"cpu": 1})
+    psa = {"name": "main", "flavors": {"cpu": "rf"}, "resourceUsage": {"cpu": "1"}, "count": 1}
+    obj["status"] = {
+        "admission": {"clusterQueue": "cq", "podSetAssignments": [psa]},
+        "conditions": [{"type": "QuotaReserved", "status": "True", "reason": "QuotaReserved"}],
+    }
+    fed.add_workload(obj)
+    assert not fed.feed.cache.holds_quota("ns/w")
+    assert fed.feed.to_distrust == {"ns/w"}
+    fed.feed.local_queue(added(local_queue("ns", "lq", "cq")))
+    assert fed.feed.cache.holds_quota("ns/w")
+    assert fed.feed.to_distrust == set()
