@@ -14,7 +14,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -24,12 +23,11 @@ from typing import Any, TypeVar
 import pytest
 import yaml
 
-from kq.sandbox.readyline import stop, wait_for_kubeconfig
+from tests.e2e.kqdev import kq_dev
 from tests.harness import REPO
 
 EXAMPLES = REPO / "examples" / "s1"
 SPEED = 10  # the JobSets' `sleep 60` lasts 6 s: long enough to watch, short enough to wait for
-READY_TIMEOUT_S = 60.0
 STEP_TIMEOUT_S = 30.0
 JOBSET_LABEL = "jobset.sigs.k8s.io/jobset-name"
 POOL_LABEL = "cloud.google.com/gke-nodepool"
@@ -82,20 +80,8 @@ class Sandbox:
 @pytest.fixture(scope="module")
 def sandbox(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Sandbox]:
     work = tmp_path_factory.mktemp("s1-preemption")
-    log_path = work / "kq-dev.log"
-    with log_path.open("w") as log:
-        process = subprocess.Popen(
-            [sys.executable, "-m", "kq", "dev", "--data-dir", str(work / "dev"), "--fresh",
-             "--profile", "s1", "--speed", str(SPEED)],
-            stdout=subprocess.PIPE, stderr=log, text=True, cwd=REPO,
-        )  # fmt: skip
-    try:
-        kubeconfig = wait_for_kubeconfig(process, log_path, READY_TIMEOUT_S)
+    with kq_dev(work, "s1", SPEED) as kubeconfig:
         yield Sandbox(kubeconfig, work / "kubectl-cache")
-    finally:
-        stop(process, timeout=15)
-        if process.stdout is not None:
-            process.stdout.close()
 
 
 def until(what: str, check: Callable[[], T | None]) -> T:

@@ -15,22 +15,20 @@ import json
 import os
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
 import pytest
 import yaml
 
-from kq.sandbox.readyline import stop, wait_for_kubeconfig
+from tests.e2e.kqdev import KubectlWatch, Seen, kq_dev, kubectl_watch
 from tests.harness import REPO
 
 EXAMPLES = REPO / "examples" / "s3"
 SPEED = 10  # provisioning (30 s) takes 3 s, the job's `sleep 120s` 12 s
-READY_TIMEOUT_S = 60.0
 STEP_TIMEOUT_S = 30.0
 CHECK = "dws-prov"
 CLASS = "queued-provisioning.gke.io"
@@ -46,45 +44,9 @@ T = TypeVar("T")
 pytestmark = pytest.mark.slow
 
 
-@dataclass(frozen=True)
-class Seen:
-    """One version of an object, as a watch delivered it, and when it arrived."""
-
-    at: float
-    object: dict[str, Any]
-
-
-@dataclass
-class Watch:
-    """Every version of the Workloads in ``default`` that ``kubectl get -w`` delivers."""
-
-    process: subprocess.Popen[str]
-    seen: list[Seen] = field(default_factory=list)
-    lock: threading.Lock = field(default_factory=threading.Lock)
-
-    def start(self) -> Watch:
-        threading.Thread(target=self._read, daemon=True).start()
-        return self
-
-    def _read(self) -> None:
-        assert self.process.stdout is not None
-        text = ""
-        for line in self.process.stdout:
-            # One event per line today; gathering lines until they parse also reads it indented.
-            text += line
-            try:
-                event = json.loads(text)
-            except json.JSONDecodeError:
-                continue
-            text = ""
-            with self.lock:
-                self.seen.append(Seen(time.monotonic(), event["object"]))
-
-    def history(self, job: str) -> list[Seen]:
-        """The versions of the Workload of Job ``job``, oldest first."""
-        assert self.process.poll() is None, "the kubectl watch on Workloads ended"
-        with self.lock:
-            return [s for s in self.seen if owner_name(s.object) == job]
+def versions_of(watch: KubectlWatch, job: str) -> list[Seen]:
+    """The versions of the Workload of Job ``job``, oldest first."""
+    return [s for s in watch.seen() if owner_name(s.object) == job]
 
 
 @dataclass(frozen=True)
@@ -147,20 +109,8 @@ class Sandbox:
 @pytest.fixture(scope="module")
 def sandbox(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Sandbox]:
     work = tmp_path_factory.mktemp("s3-dws")
-    log_path = work / "kq-dev.log"
-    with log_path.open("w") as log:
-        process = subprocess.Popen(
-            [sys.executable, "-m", "kq", "dev", "--data-dir", str(work / "dev"), "--fresh",
-             "--profile", "s3", "--speed", str(SPEED)],
-            stdout=subprocess.PIPE, stderr=log, text=True, cwd=REPO,
-        )  # fmt: skip
-    try:
-        kubeconfig = wait_for_kubeconfig(process, log_path, READY_TIMEOUT_S)
+    with kq_dev(work, "s3", SPEED) as kubeconfig:
         yield Sandbox(work / "dev", kubeconfig, work / "kubectl-cache")
-    finally:
-        stop(process, timeout=15)
-        if process.stdout is not None:
-            process.stdout.close()
 
 
 @pytest.fixture(scope="module")
@@ -171,18 +121,10 @@ def queues(sandbox: Sandbox) -> Sandbox:
 
 
 @pytest.fixture(scope="module")
-def watch(queues: Sandbox) -> Iterator[Watch]:
-    process = subprocess.Popen(
-        ["kubectl", "get", "workloads", "-n", "default", "--watch", "-o", "json",
-         "--output-watch-events"],
-        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=queues.env,
-    )  # fmt: skip
-    try:
-        yield Watch(process).start()
-    finally:
-        stop(process, timeout=5)
-        if process.stdout is not None:
-            process.stdout.close()
+def watch(queues: Sandbox) -> Iterator[KubectlWatch]:
+    """Every version of the Workloads in ``default``."""
+    with kubectl_watch(queues.env, "workloads", "-n", "default") as watching:
+        yield watching
 
 
 @pytest.fixture(scope="module")
@@ -404,7 +346,7 @@ def assert_job_events_in_order(describe: str) -> None:
 
 
 def test_failed_requests_are_retried_after_the_backoff_then_rejected(
-    short_backoff: Sandbox, watch: Watch
+    short_backoff: Sandbox, watch: KubectlWatch
 ) -> None:
     sandbox, job = short_backoff, "dws-failing-job"
     sandbox.kubectl("create", "-f", "-", input=job_manifest(job))
@@ -418,7 +360,9 @@ def test_failed_requests_are_retried_after_the_backoff_then_rejected(
     assert_deactivated(sandbox, watch, job, "no capacity (attempt 2)")
 
 
-def test_booking_expired_before_admission_is_retried(short_backoff: Sandbox, watch: Watch) -> None:
+def test_booking_expired_before_admission_is_retried(
+    short_backoff: Sandbox, watch: KubectlWatch
+) -> None:
     sandbox, job = short_backoff, "dws-expiring-job"
     sandbox.kubectl("create", "-f", "-", input=job_manifest(job))
     first = waiting_request(sandbox, job, 1)["metadata"]["name"]
@@ -435,7 +379,9 @@ def test_booking_expired_before_admission_is_retried(short_backoff: Sandbox, wat
     until("the deleted Job's quota is released", lambda: quota_released(sandbox, job))
 
 
-def test_revoked_capacity_after_admission_deactivates(short_backoff: Sandbox, watch: Watch) -> None:
+def test_revoked_capacity_after_admission_deactivates(
+    short_backoff: Sandbox, watch: KubectlWatch
+) -> None:
     sandbox, job = short_backoff, "dws-revoked-job"
     sandbox.kubectl("create", "-f", "-", input=job_manifest(job))
     admitted = until(f"{job} is admitted", lambda: admitted_workload(sandbox, job))
@@ -456,16 +402,16 @@ def running_pod(sandbox: Sandbox, job: str) -> dict[str, Any] | None:
     return next((p for p in sandbox.pods(job) if running(p)), None)
 
 
-def reserved_again(watch: Watch, job: str) -> list[Seen] | None:
+def reserved_again(watch: KubectlWatch, job: str) -> list[Seen] | None:
     """The Workload's history once it reserved quota after a requeue."""
-    history = watch.history(job)
+    history = versions_of(watch, job)
     requeued = index(history, lambda wl: is_true(wl, "Requeued"))
     if requeued < 0 or index(history, lambda wl: is_true(wl, "QuotaReserved"), requeued) < 0:
         return None
     return history
 
 
-def assert_retried(watch: Watch, job: str, message: str) -> None:
+def assert_retried(watch: KubectlWatch, job: str, message: str) -> None:
     """Retry, eviction, quota released, requeued no sooner than the back-off, reserved again."""
     history = until(f"{job} reserves quota again", lambda: reserved_again(watch, job))
     retry = index(history, lambda wl: check_of(wl).get("state") == "Retry")
@@ -494,7 +440,7 @@ def assert_retried(watch: Watch, job: str, message: str) -> None:
     assert waited > BACKOFF_BASE_S - 1.2, f"requeued {waited:.2f} s after the eviction"
 
 
-def assert_deactivated(sandbox: Sandbox, watch: Watch, job: str, message: str) -> None:
+def assert_deactivated(sandbox: Sandbox, watch: KubectlWatch, job: str, message: str) -> None:
     """The check Rejected with ``message``; the Workload deactivated, evicted, its quota free."""
 
     def deactivated() -> dict[str, Any] | None:
@@ -502,7 +448,7 @@ def assert_deactivated(sandbox: Sandbox, watch: Watch, job: str, message: str) -
         return wl if wl and wl["spec"]["active"] is False and is_true(wl, "Evicted") else None
 
     workload = until(f"{job}'s Workload is deactivated", deactivated)
-    history = watch.history(job)
+    history = versions_of(watch, job)
     rejected = index(history, lambda wl: check_of(wl).get("state") == "Rejected")
     assert rejected >= 0, "the check never went to Rejected"
     assert check_of(history[rejected].object)["message"] == message

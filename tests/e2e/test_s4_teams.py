@@ -15,11 +15,9 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
-import threading
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any, TypeVar
@@ -27,7 +25,7 @@ from typing import Any, TypeVar
 import pytest
 import yaml
 
-from kq.sandbox.readyline import stop, wait_for_kubeconfig
+from tests.e2e.kqdev import KubectlWatch, kq_dev, kubectl_watch
 from tests.harness import REPO
 
 EXAMPLES = REPO / "examples" / "s4"
@@ -35,7 +33,6 @@ JOBS = EXAMPLES / "jobs"
 VARIANTS = EXAMPLES / "variants"
 SPEED = 20  # the examples' `sleep 300s` lasts 15 s: long enough for a step, short to wait out
 LONG = "3600s"  # the sleep of derived Jobs that must hold their quota for a whole test
-READY_TIMEOUT_S = 60.0
 STEP_TIMEOUT_S = 30.0
 TEAMS = ("team-a", "team-b")
 GPU = "nvidia.com/gpu"
@@ -101,24 +98,12 @@ class Sandbox:
 @pytest.fixture(scope="module")
 def sandbox(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Sandbox]:
     work = tmp_path_factory.mktemp("s4-teams")
-    log_path = work / "kq-dev.log"
-    with log_path.open("w") as log:
-        process = subprocess.Popen(
-            [sys.executable, "-m", "kq", "dev", "--data-dir", str(work / "dev"), "--fresh",
-             "--profile", "s4", "--speed", str(SPEED)],
-            stdout=subprocess.PIPE, stderr=log, text=True, cwd=REPO,
-        )  # fmt: skip
-    try:
-        kubeconfig = wait_for_kubeconfig(process, log_path, READY_TIMEOUT_S)
+    with kq_dev(work, "s4", SPEED) as kubeconfig:
         box = Sandbox(kubeconfig, work / "kubectl-cache")
         box.apply(EXAMPLES / "namespaces.yaml")
         for name in ("flavors.yaml", "cluster-queues.yaml", "local-queues.yaml"):
             box.apply(EXAMPLES / name)
         yield box
-    finally:
-        stop(process, timeout=15)
-        if process.stdout is not None:
-            process.stdout.close()
 
 
 @pytest.fixture
@@ -467,60 +452,26 @@ def test_6_in_order_borrows_on_demand_minimize_borrowing_takes_own_spot(s4: Sand
 # -- Expect 7: an MPIJob is one Workload of two pod sets, started all or nothing -----------------
 
 
-@dataclass
-class PodWatch:
-    """Every version of the MPIJob's pods that ``kubectl get -w`` delivers."""
-
-    process: subprocess.Popen[str]
-    seen: list[Obj] = field(default_factory=list)
-    lock: threading.Lock = field(default_factory=threading.Lock)
-
-    def start(self) -> PodWatch:
-        threading.Thread(target=self._read, daemon=True).start()
-        return self
-
-    def _read(self) -> None:
-        assert self.process.stdout is not None
-        text = ""
-        for line in self.process.stdout:
-            text += line  # an event may span lines: gather them until they parse
-            try:
-                event = json.loads(text)
-            except json.JSONDecodeError:
-                continue
-            text = ""
-            with self.lock:
-                self.seen.append(event["object"])
-
-    def started(self) -> dict[str, set[str]]:
-        """Pod names by role, of pods seen Running or Succeeded."""
-        with self.lock:
-            pods = list(self.seen)
-        roles: dict[str, set[str]] = {}
-        for pod in pods:
-            if pod["status"].get("phase") in ("Running", "Succeeded"):
-                role = pod["metadata"]["labels"]["training.kubeflow.org/job-role"]
-                roles.setdefault(role, set()).add(pod["metadata"]["name"])
-        return roles
+def running_pods(watch: KubectlWatch) -> dict[str, set[str]]:
+    """Names of the MPIJob's pods seen Running or Succeeded, by role."""
+    roles: dict[str, set[str]] = {}
+    for seen in watch.seen():
+        pod = seen.object
+        if pod["status"].get("phase") in ("Running", "Succeeded"):
+            role = pod["metadata"]["labels"]["training.kubeflow.org/job-role"]
+            roles.setdefault(role, set()).add(pod["metadata"]["name"])
+    return roles
 
 
 @pytest.fixture
-def mpi_pods(s4: Sandbox) -> Iterator[PodWatch]:
-    process = subprocess.Popen(
-        ["kubectl", "get", "pods", "-n", "team-a", "-l", f"{MPI_JOB}=team-a-mpi", "--watch",
-         "-o", "json", "--output-watch-events"],
-        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=s4.env,
-    )  # fmt: skip
-    try:
-        yield PodWatch(process).start()
-    finally:
-        stop(process, timeout=5)
-        if process.stdout is not None:
-            process.stdout.close()
+def mpi_pods(s4: Sandbox) -> Iterator[KubectlWatch]:
+    """Every version of the MPIJob's pods."""
+    with kubectl_watch(s4.env, "pods", "-n", "team-a", "-l", f"{MPI_JOB}=team-a-mpi") as watching:
+        yield watching
 
 
 def test_7_an_mpijob_is_one_workload_started_all_or_nothing(
-    s4: Sandbox, mpi_pods: PodWatch
+    s4: Sandbox, mpi_pods: KubectlWatch
 ) -> None:
     fill_on_demand(s4)
     s4.apply(JOBS / "team-a-mpijob.yaml")
@@ -532,7 +483,7 @@ def test_7_an_mpijob_is_one_workload_started_all_or_nothing(
     # Nothing starts while the Workload waits: the MPIJob stays suspended, without pods.
     assert s4.get("mpijob", "team-a-mpi", "-n", "team-a")["spec"]["runPolicy"]["suspend"] is True
     assert s4.get("pods", "-n", "team-a", "-l", f"{MPI_JOB}=team-a-mpi")["items"] == []
-    assert mpi_pods.started() == {}
+    assert running_pods(mpi_pods) == {}
 
     s4.kubectl("delete", "job", "team-a-no-toleration", "-n", "team-a", "--wait=false")
     workload = admitted(s4, "team-a", "team-a-mpi")
@@ -545,6 +496,6 @@ def test_7_an_mpijob_is_one_workload_started_all_or_nothing(
     assert {role: len(names) for role, names in started.items()} == {"launcher": 1, "worker": 4}
 
 
-def all_started(watch: PodWatch) -> dict[str, set[str]] | None:
-    started = watch.started()
+def all_started(watch: KubectlWatch) -> dict[str, set[str]] | None:
+    started = running_pods(watch)
     return started if len(started.get("worker", ())) == 4 and started.get("launcher") else None

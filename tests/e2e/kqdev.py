@@ -1,0 +1,91 @@
+"""``kq dev`` and ``kubectl get --watch`` as the end-to-end tests run them: real processes."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from kq.sandbox.readyline import stop, wait_for_kubeconfig
+from tests.harness import REPO
+
+READY_TIMEOUT_S = 60.0
+
+
+@contextmanager
+def kq_dev(work: Path, profile: str, speed: float) -> Iterator[Path]:
+    """``kq dev --profile PROFILE`` on a fresh ``work/dev`` until the block ends; yields its
+    kubeconfig. Its log is ``work/kq-dev.log``."""
+    log_path = work / "kq-dev.log"
+    with log_path.open("w") as log:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "kq", "dev", "--data-dir", str(work / "dev"), "--fresh",
+             "--profile", profile, "--speed", str(speed)],
+            stdout=subprocess.PIPE, stderr=log, text=True, cwd=REPO,
+        )  # fmt: skip
+    try:
+        yield wait_for_kubeconfig(process, log_path, READY_TIMEOUT_S)
+    finally:
+        stop(process, timeout=15)
+        if process.stdout is not None:
+            process.stdout.close()
+
+
+@dataclass(frozen=True)
+class Seen:
+    """One version of an object, as a watch delivered it, and when it arrived."""
+
+    at: float
+    object: dict[str, Any]
+
+
+class KubectlWatch:
+    """Every version of the objects a ``kubectl get --watch`` delivers, read in a thread, so
+    states that last a moment are seen as they were written."""
+
+    def __init__(self, process: subprocess.Popen[str]) -> None:
+        self.process = process
+        self._seen: list[Seen] = []
+        self._lock = threading.Lock()
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def seen(self) -> list[Seen]:
+        assert self.process.poll() is None, "the kubectl watch ended"
+        with self._lock:
+            return list(self._seen)
+
+    def _read(self) -> None:
+        assert self.process.stdout is not None
+        text = ""
+        for line in self.process.stdout:
+            # One event per line today; gathering lines until they parse also reads it indented.
+            text += line
+            try:
+                event = json.loads(text)
+            except json.JSONDecodeError:
+                continue
+            text = ""
+            with self._lock:
+                self._seen.append(Seen(time.monotonic(), event["object"]))
+
+
+@contextmanager
+def kubectl_watch(env: Mapping[str, str], *args: str) -> Iterator[KubectlWatch]:
+    """``kubectl get ARGS --watch -o json --output-watch-events`` until the block ends."""
+    process = subprocess.Popen(
+        ["kubectl", "get", *args, "--watch", "-o", "json", "--output-watch-events"],
+        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=dict(env),
+    )  # fmt: skip
+    try:
+        yield KubectlWatch(process)
+    finally:
+        stop(process, timeout=5)
+        if process.stdout is not None:
+            process.stdout.close()
