@@ -83,6 +83,14 @@ def kq_register_preemption_policies(register: Register) -> None:
 
 
 @hookspec
+def kq_register_hot_swap_policies(register: Register) -> None:
+    """Register ``kq.plugin.HotSwapPolicy`` classes that re-place workloads on failed nodes.
+
+    Chosen by ClusterQueue annotation ``kq.dev/hot-swap``; built-in: ``SliceHotSwap``.
+    """
+
+
+@hookspec
 def kq_register_admission_checks(register: Register) -> None:
     """Register ``kq.admissionchecks.AdmissionCheckController`` classes by ``CONTROLLER_NAME``.
 

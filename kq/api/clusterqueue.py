@@ -25,6 +25,10 @@ allows Kueue's two only), so a third-party strategy can be chosen."""
 PREEMPTION_POLICY_ANNOTATION = "kq.dev/preemption-policy"
 """kq's per-ClusterQueue choice of preemption policy plugin."""
 DEFAULT_PREEMPTION_POLICY = "ClassicPreemption"
+HOT_SWAP_ANNOTATION = "kq.dev/hot-swap"
+"""kq's per-ClusterQueue choice of hot-swap policy: what to do when a node under an admitted
+workload fails."""
+DEFAULT_HOT_SWAP = "SliceHotSwap"
 
 MAY_STOP_SEARCH = "MayStopSearch"
 TRY_NEXT_FLAVOR = "TryNextFlavor"
@@ -61,6 +65,7 @@ class ClusterQueue:
     stop_policy: str = "None"
     flavor_assigner: str = DEFAULT_FLAVOR_ASSIGNER
     preemption_policy: str = DEFAULT_PREEMPTION_POLICY
+    hot_swap_policy: str = DEFAULT_HOT_SWAP
     deleting: bool = False
     quotas: Mapping[FlavorResource, ResourceQuota] = field(default_factory=dict)
 
@@ -177,6 +182,7 @@ def parse_cluster_queue(obj: Mapping[str, Any]) -> ClusterQueue | Invalid:
             preemption_policy=str(
                 annotations.get(PREEMPTION_POLICY_ANNOTATION) or DEFAULT_PREEMPTION_POLICY
             ),
+            hot_swap_policy=str(annotations.get(HOT_SWAP_ANNOTATION) or DEFAULT_HOT_SWAP),
             deleting=meta.get("deletionTimestamp") is not None,
             quotas=quotas_by_flavor_resource(groups),
         )

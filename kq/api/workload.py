@@ -24,6 +24,13 @@ from kq.api.selectors import (
     parse_tolerations,
 )
 from kq.api.timestamps import parse_time
+from kq.api.topology import (
+    EXCLUSIVE_TOPOLOGY,
+    TopologyAssignment,
+    TopologyRequest,
+    parse_topology_assignment,
+    parse_topology_request,
+)
 
 QUOTA_RESERVED = "QuotaReserved"
 ADMITTED = "Admitted"
@@ -55,6 +62,7 @@ class PodSet:
     """Containers whose requests exceed their limits, as Kueue's field errors."""
     outside_limit_range: tuple[str, ...] = ()
     """Containers or pods outside their namespace's LimitRange bounds."""
+    topology: TopologyRequest | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,6 +71,7 @@ class PodSetAssignment:
     flavors: Mapping[str, str]
     resource_usage: Mapping[str, int]
     count: int
+    topology: TopologyAssignment | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -147,7 +156,7 @@ class Workload:
         return self.creation_time
 
 
-def _pod_set(raw: Mapping[str, Any], index: int) -> PodSet:
+def _pod_set(raw: Mapping[str, Any], index: int, exclusive: str | None) -> PodSet:
     template = raw.get("template") or {}
     spec = template.get("spec") or {}
     count = int(raw.get("count", 1))
@@ -166,6 +175,12 @@ def _pod_set(raw: Mapping[str, Any], index: int) -> PodSet:
         resources=resources,
         invalid_resources=(
             requests_above_limits(resources, pod_spec_path(index)) if has_limits(resources) else ()
+        ),
+        topology=parse_topology_request(
+            raw.get("topologyRequest"),
+            (template.get("metadata") or {}).get("annotations") or {},
+            count,
+            exclusive,
         ),
     )
 
@@ -186,6 +201,7 @@ def _admission(raw: Mapping[str, Any] | None) -> Admission | None:
                 flavors={str(k): str(v) for k, v in (psa.get("flavors") or {}).items()},
                 resource_usage={str(k): to_amount(str(k), v) for k, v in usage.items()},
                 count=int(psa.get("count", 0)),
+                topology=parse_topology_assignment(psa.get("topologyAssignment")),
             )
         )
     return Admission(str(raw.get("clusterQueue", "")), tuple(assignments))
@@ -203,7 +219,8 @@ def _pod_sets(meta: Mapping[str, Any], spec: Mapping[str, Any]) -> tuple[PodSet,
     if key is not None and key in _POD_SETS:
         _POD_SETS.move_to_end(key)
         return _POD_SETS[key]
-    pod_sets = tuple(_pod_set(ps, i) for i, ps in enumerate(spec.get("podSets") or ()))
+    exclusive = (meta.get("annotations") or {}).get(EXCLUSIVE_TOPOLOGY)
+    pod_sets = tuple(_pod_set(ps, i, exclusive) for i, ps in enumerate(spec.get("podSets") or ()))
     if not pod_sets:
         raise ParseError("spec.podSets: Required value")
     if sum(ps.min_count is not None for ps in pod_sets) > 1:

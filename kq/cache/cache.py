@@ -8,11 +8,14 @@ from dataclasses import dataclass, replace
 from kq.api.admissioncheck import AdmissionCheck
 from kq.api.clusterqueue import ClusterQueue
 from kq.api.cohort import Cohort
+from kq.api.node import Node
 from kq.api.quotas import FlavorResource
 from kq.api.resourceflavor import ResourceFlavor
+from kq.api.topology import Topology
 from kq.cache.inactive import inactive_reason
 from kq.cache.quota_tree import QuotaNode, QuotaTree
 from kq.cache.snapshot import ClusterQueueSnapshot, Snapshot
+from kq.cache.topology import Placements, TopologyView, is_exclusive, placements_of
 from kq.cache.usage import UsageBook
 from kq.workload.info import WorkloadInfo
 
@@ -39,6 +42,10 @@ class Cache:
         self._tree: QuotaTree | None = None
         self._usage = UsageBook(0)
         self._inactive: dict[str, tuple[str, str]] = {}
+        self.nodes: dict[str, Node] = {}
+        self.topologies: dict[str, Topology] = {}
+        self.placements = Placements()
+        """Per node, what kq placed there: admissions with a topology assignment."""
 
     # -- specs ---------------------------------------------------------------------------
 
@@ -74,6 +81,18 @@ class Cache:
         self.cohorts.pop(name, None)
         self._tree = None
 
+    def set_node(self, name: str, node: Node | None) -> None:
+        if node is None:
+            self.nodes.pop(name, None)
+        else:
+            self.nodes[name] = node
+
+    def set_topology(self, name: str, topology: Topology | None) -> None:
+        if topology is None:
+            self.topologies.pop(name, None)
+        else:
+            self.topologies[name] = topology
+
     # -- workloads holding quota ---------------------------------------------------------
 
     def add_workload(self, info: WorkloadInfo, admitted: bool = False) -> None:
@@ -104,6 +123,7 @@ class Cache:
             return None
         info = cached.info
         self._writable_cq(info.cluster_queue).pop(key, None)
+        self.placements.remove(key)
         tree = self._tree
         if tree is not None and info.cluster_queue in tree.cluster_queues:
             self._usage.add(tree.cluster_queues[info.cluster_queue], info.usage, -1)
@@ -122,6 +142,9 @@ class Cache:
         info = cached.info
         self._workloads[info.key] = cached
         self._writable_cq(info.cluster_queue)[info.key] = info
+        placed = placements_of(info)
+        if placed:
+            self.placements.add(info.key, placed, is_exclusive(info))
         tree = self._tree
         if tree is not None and info.cluster_queue in tree.cluster_queues:
             self._usage.add(tree.cluster_queues[info.cluster_queue], info.usage)
@@ -182,7 +205,9 @@ class Cache:
                 self.cluster_queues[name], node, self._by_cq.setdefault(name, {})
             )
         inactive = {name: message for name, (_, message) in self._inactive.items()}
-        return Snapshot(tree, self._usage.fork(), queues, inactive, self.flavors)
+        placements = self.placements
+        view = TopologyView(self.nodes, self.topologies, placements.by_node, placements.exclusive)
+        return Snapshot(tree, self._usage.fork(), queues, inactive, self.flavors, view)
 
 
 def _queues_under(node: QuotaNode) -> list[str]:

@@ -9,6 +9,7 @@ from kq.api.clusterqueue import ClusterQueue
 from kq.api.quotas import FlavorResource
 from kq.api.resourceflavor import ResourceFlavor
 from kq.cache.quota_tree import QuotaNode, QuotaTree
+from kq.cache.topology import TopologyView
 from kq.cache.usage import UsageBook, potential_available
 from kq.workload.info import WorkloadInfo
 
@@ -35,6 +36,7 @@ class Snapshot:
         cluster_queues: Mapping[str, ClusterQueueSnapshot],
         inactive: Mapping[str, str],
         flavors: Mapping[str, ResourceFlavor],
+        topology: TopologyView | None = None,
     ) -> None:
         self.tree = tree
         self.usage = usage
@@ -42,6 +44,8 @@ class Snapshot:
         self.inactive = inactive
         """Inactive ClusterQueue name → the message saying why."""
         self.flavors = flavors
+        self.topology = topology or TopologyView({}, {}, {})
+        """Nodes and kq's placements on them, for pod sets on topology flavors."""
 
     def available(self, cq: ClusterQueueSnapshot, fr: FlavorResource) -> int:
         return max(0, self.usage.available(cq.node, fr))

@@ -2,7 +2,13 @@
 
 Entry point for the ``kq run`` process::
 
-    async def run_admission(
+    def _admission_moved(change: Change) -> bool:
+    admission = (change.obj.get("status") or {}).get("admission")
+    before = ((change.old or {}).get("status") or {}).get("admission")
+    return admission is not None and admission != before
+
+
+async def run_admission(
         client: KubeClient,
         *,
         is_leader: Callable[[], bool] | asyncio.Event | None = None,
@@ -30,6 +36,8 @@ from kq.config import PluginsConfig, WaitForPodsReady
 from kq.controllers import metrics
 from kq.controllers.decisions import DecisionWriter, in_flight_bound
 from kq.controllers.feed import CoreFeed
+from kq.controllers.hotswap import HotSwap
+from kq.controllers.pods import TopologyPods
 from kq.controllers.queue_status import QueueStatusWriter
 from kq.controllers.writer import WorkloadWriter
 from kq.plugins import build_plugin_manager
@@ -43,8 +51,10 @@ from kq.runtime.resources import (
     LIMIT_RANGES,
     LOCAL_QUEUES,
     NAMESPACES,
+    NODES,
     PRIORITY_CLASSES,
     RESOURCE_FLAVORS,
+    TOPOLOGIES,
     WORKLOAD_PRIORITY_CLASSES,
     WORKLOADS,
     Resource,
@@ -64,6 +74,8 @@ WATCHED = (
     LIMIT_RANGES,
     PRIORITY_CLASSES,
     WORKLOAD_PRIORITY_CLASSES,
+    NODES,
+    TOPOLOGIES,
     RESOURCE_FLAVORS,
     ADMISSION_CHECKS,
     COHORTS,
@@ -134,6 +146,15 @@ class AdmissionController:
             self.writer,
             in_flight_bound(client.settings.qps),
         )
+        self.topology_pods = TopologyPods(client, self.informers[WORKLOADS].store, self._is_leader)
+        self._owned.append(self.topology_pods.informer)
+        self.hot_swap = HotSwap(
+            self.feed.cache,
+            plugins,
+            self.informers[WORKLOADS].store,
+            self.writer,
+            self.topology_pods,
+        )
         self._queues_dirty = False
         self._queues_synced = 0.0
         self._queue_sync: asyncio.Task[None] | None = None
@@ -142,6 +163,8 @@ class AdmissionController:
             LIMIT_RANGES: self.feed.limit_range,
             PRIORITY_CLASSES: self.feed.priority_class,
             WORKLOAD_PRIORITY_CLASSES: self.feed.workload_priority_class,
+            NODES: self.feed.topology_feed.node,
+            TOPOLOGIES: self.feed.topology_feed.topology,
             RESOURCE_FLAVORS: self.feed.resource_flavor,
             ADMISSION_CHECKS: self.feed.admission_check,
             COHORTS: self.feed.cohort,
@@ -157,6 +180,8 @@ class AdmissionController:
         self.feed.workload(change)
         if change.type is EventType.DELETED:
             self.decisions.forget(object_key(change.obj))
+        elif _admission_moved(change):
+            self.topology_pods.workload_changed(object_key(change.obj))
 
     async def run(self) -> None:
         """Until cancelled: informers, then (once all synced) cycles whenever something changed."""
@@ -169,6 +194,8 @@ class AdmissionController:
             await self._loop()
         finally:
             await self.decisions.close()
+            await self.hot_swap.close()
+            await self.topology_pods.close()
             await self.writer.close()
             if self._queue_sync is not None:
                 tasks.append(self._queue_sync)
@@ -199,6 +226,7 @@ class AdmissionController:
             self.decisions.forget_delivered()
             self.decisions.release_evicted()
             self.decisions.evict_untrusted()
+            self.hot_swap.run()
             self.decisions.write_unqueueable()
             await self.decisions.room()
             if self._block and self.feed.not_ready:
@@ -253,6 +281,12 @@ class AdmissionController:
             if queue.untried_count() > 0:
                 return True
         return False
+
+
+def _admission_moved(change: Change) -> bool:
+    admission = (change.obj.get("status") or {}).get("admission")
+    before = ((change.old or {}).get("status") or {}).get("admission")
+    return admission is not None and admission != before
 
 
 async def run_admission(

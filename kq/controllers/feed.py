@@ -20,6 +20,7 @@ from kq.api.resourceflavor import ResourceFlavor, parse_resource_flavor
 from kq.api.workload import Workload, parse_workload
 from kq.cache.cache import Cache
 from kq.controllers.patches import needs_release
+from kq.controllers.topology_feed import TopologyFeed
 from kq.queue.manager import QueueManager
 from kq.runtime.store import Change, EventType, object_key
 from kq.scheduler.observers import Observers
@@ -50,6 +51,7 @@ class CoreFeed:
         self.not_ready: set[str] = set()
         """Admitted workloads whose pods are not ready yet (waitForPodsReady blockAdmission)."""
         self.scheduler = Scheduler(self.cache, self.queues, plugins, observers)
+        self.topology_feed = TopologyFeed(self.cache, self.scheduler, on_change)
         self.invalid_cluster_queues: dict[str, Invalid] = {}
         self.unqueueable: dict[str, str] = {}
         """Pending workloads whose LocalQueue or ClusterQueue is missing, with Kueue's message."""

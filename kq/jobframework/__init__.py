@@ -6,6 +6,7 @@ and the webhook functions, and applies the actions they return.
 """
 
 from kq.jobframework.actions import Action
+from kq.jobframework.constants import EXCLUSIVE_TOPOLOGY_ANNOTATION
 from kq.jobframework.interface import (
     FieldError,
     Finished,
@@ -24,6 +25,7 @@ from kq.jobframework.podset import PodSet, PodSetInfo, PodSetInfoError
 from kq.jobframework.reconciler import ClusterFacts, decide, job_deleted
 
 __all__ = [
+    "EXCLUSIVE_TOPOLOGY_ANNOTATION",
     "Action",
     "ClusterFacts",
     "FieldError",

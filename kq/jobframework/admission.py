@@ -6,6 +6,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from kq.api.topology import TAS_LABEL, TOPOLOGY_GATE, WORKLOAD_ANNOTATION
 from kq.jobframework.constants import CLUSTER_QUEUE_LABEL, LOCAL_QUEUE_LABEL, POD_SET_LABEL
 from kq.jobframework.objects import Obj, dig
 from kq.jobframework.podset import PodSetInfo, info_from_workload_pod_set
@@ -44,6 +45,8 @@ def admitted_infos(workload: Obj, flavors: Mapping[str, Obj]) -> list[PodSetInfo
         if _DNS1123_LABEL.match(cluster_queue) and len(cluster_queue) <= 63:
             queue_labels[CLUSTER_QUEUE_LABEL] = cluster_queue
         info = info.merge(PodSetInfo(info.name, info.count, labels=queue_labels))
+        if assignment.get("topologyAssignment"):
+            info = info.merge(_topology_info(info, str(dig(workload, "metadata", "name"))))
         for check in dig(workload, "status", "admissionChecks") or ():
             for update in check.get("podSetUpdates") or ():
                 if update.get("name") == info.name:
@@ -68,6 +71,17 @@ def _from_assignment(assignment: Obj, spec_count: int, flavors: Mapping[str, Obj
         count=int(count) if count is not None else spec_count,
         node_selector=node_selector,
         tolerations=tolerations,
+    )
+
+
+def _topology_info(info: PodSetInfo, workload: str) -> PodSetInfo:
+    """Pods kq places itself wait behind a gate until kq pins them to their node."""
+    return PodSetInfo(
+        info.name,
+        info.count,
+        labels={TAS_LABEL: "true"},
+        annotations={WORKLOAD_ANNOTATION: workload},
+        scheduling_gates=[{"name": TOPOLOGY_GATE}],
     )
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Final
 
+from kq.api.topology import EXCLUSIVE_TOPOLOGY
 from kq.api.workload import REQUEUE_AT_ONCE
 
 QUEUE_NAME_KEY: Final = "kueue.x-k8s.io/queue-name"
@@ -15,6 +16,8 @@ RESOURCE_IN_USE_FINALIZER: Final = "kueue.x-k8s.io/resource-in-use"
 DEFAULT_LOCAL_QUEUE: Final = "default"
 
 POD_SET_LABEL: Final = "kueue.x-k8s.io/podset"
+EXCLUSIVE_TOPOLOGY_ANNOTATION: Final = EXCLUSIVE_TOPOLOGY
+"""JobSet's one-child-Job-per-domain annotation, which kq admits as exclusive slices."""
 LOCAL_QUEUE_LABEL: Final = "kueue.x-k8s.io/local-queue-name"
 CLUSTER_QUEUE_LABEL: Final = "kueue.x-k8s.io/cluster-queue-name"
 

@@ -28,6 +28,11 @@ class PodSet:
     count: int
     template: Mapping[str, Any]
     min_count: int | None = None
+    topology_request: Mapping[str, Any] | None = None
+    """Kueue's ``topologyRequest`` (topology-aware scheduling), when the job asks for one."""
+    exclusive: bool = False
+    """Its slices share their domains with no other pods kq placed (JobSet exclusive-topology);
+    kept on the Workload as that annotation, since Kueue's ``topologyRequest`` has no word."""
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -37,6 +42,8 @@ class PodSet:
         }
         if self.min_count is not None:
             out["minCount"] = self.min_count
+        if self.topology_request is not None:
+            out["topologyRequest"] = dict(self.topology_request)
         return out
 
 

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from kq.jobframework.constants import (
+    EXCLUSIVE_TOPOLOGY_ANNOTATION,
     JOB_UID_LABEL,
     MAX_EXEC_TIME_LABEL,
     PROVREQ_ANNOTATION_PREFIX,
@@ -92,6 +93,13 @@ def build_workload(
     }
     job_annotations = annotations_of(job)
     provreq = {k: v for k, v in job_annotations.items() if k.startswith(PROVREQ_ANNOTATION_PREFIX)}
+    exclusive = [
+        ps.topology_request["podSetSliceRequiredTopology"]
+        for ps in pod_sets
+        if ps.exclusive and ps.topology_request
+    ]
+    if exclusive:
+        provreq[EXCLUSIVE_TOPOLOGY_ANNOTATION] = str(exclusive[0])
     if provreq:
         metadata["annotations"] = provreq
     return {

@@ -37,6 +37,7 @@ PODS = Resource("", "v1", "pods", "Pod", namespaced=True)
 LIMIT_RANGES = Resource("", "v1", "limitranges", "LimitRange", namespaced=True)
 LEASES = Resource("coordination.k8s.io", "v1", "leases", "Lease", namespaced=True)
 JOBS = Resource("batch", "v1", "jobs", "Job", namespaced=True)
+NODES = Resource("", "v1", "nodes", "Node", namespaced=False)
 
 RESOURCE_FLAVORS = Resource(KUEUE, "v1beta1", "resourceflavors", "ResourceFlavor", False)
 CLUSTER_QUEUES = Resource(KUEUE, "v1beta1", "clusterqueues", "ClusterQueue", False)
@@ -50,6 +51,7 @@ PROVISIONING_REQUEST_CONFIGS = Resource(
     KUEUE, "v1beta1", "provisioningrequestconfigs", "ProvisioningRequestConfig", False
 )
 COHORTS = Resource(KUEUE, "v1beta1", "cohorts", "Cohort", False)
+TOPOLOGIES = Resource(KUEUE, "v1beta1", "topologies", "Topology", False)
 PRIORITY_CLASSES = Resource("scheduling.k8s.io", "v1", "priorityclasses", "PriorityClass", False)
 
 KUEUE_KINDS = (
@@ -61,6 +63,7 @@ KUEUE_KINDS = (
     ADMISSION_CHECKS,
     PROVISIONING_REQUEST_CONFIGS,
     COHORTS,
+    TOPOLOGIES,
 )
 
 VALIDATING_WEBHOOKS = Resource(

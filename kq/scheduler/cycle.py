@@ -22,8 +22,10 @@ from kq.scheduler.assignment import (
 )
 from kq.scheduler.decisions import Admit, Decision, Pending, Preempt
 from kq.scheduler.modes import Mode
+from kq.scheduler.placement import Unplaced
 from kq.scheduler.plugins import AdmissionPlugins
 from kq.scheduler.protocols import Target
+from kq.scheduler.topology_fit import Placed, place_workload
 from kq.scheduler.victims import victim
 from kq.workload.info import WorkloadInfo
 from kq.workload.resources import resources_error
@@ -162,11 +164,13 @@ def nominate(
     return Entry(info, cq, assignment, targets)
 
 
-def _admission(entry: Entry) -> Admission:
+def _admission(entry: Entry, placed: Placed) -> Admission:
     return Admission(
         entry.cq.name,
         tuple(
-            PodSetAssignment(ps.name, dict(ps.flavors), dict(ps.resource_usage), ps.count)
+            PodSetAssignment(
+                ps.name, dict(ps.flavors), dict(ps.resource_usage), ps.count, placed.get(ps.name)
+            )
             for ps in entry.assignment.pod_sets
         ),
     )
@@ -258,6 +262,12 @@ def _decide(snapshot: Snapshot, entry: Entry, claims: _Claims) -> Decision:
             NO_LONGER_FITS,
             RequeueReason.FAILED_AFTER_NOMINATION,
         )
+    placed: Placed = {}
+    if not entry.targets:
+        outcome = place_workload(snapshot, info, assignment)
+        if isinstance(outcome, Unplaced):
+            return Pending(info.key, cq.name, "Pending", outcome.message, RequeueReason.NO_FIT)
+        placed = outcome
     snapshot.add_usage(cq, assignment.usage)
     if entry.targets:
         count = len(entry.targets)
@@ -265,7 +275,7 @@ def _decide(snapshot: Snapshot, entry: Entry, claims: _Claims) -> Decision:
         return Preempt(
             info.key, cq.name, tuple(victim(snapshot, info, t) for t in entry.targets), message
         )
-    admission = _admission(entry)
+    admission = _admission(entry, placed)
     checks = cq.spec.checks_for(
         f for psa in admission.pod_set_assignments for f in psa.flavors.values()
     )

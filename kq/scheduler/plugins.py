@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import pluggy
 
 from kq.api.clusterqueue import ClusterQueue
 from kq.plugins import Registry, collect_registrations
 from kq.queue.strategy import QueueingStrategy
-from kq.scheduler.protocols import FlavorAssigner, Preemptor
+from kq.scheduler.protocols import FlavorAssigner, HotSwapPolicy, Preemptor
 from kq.workload.info import WorkloadInfo
 
 Veto = Callable[[WorkloadInfo, ClusterQueue], str | None]
@@ -24,6 +24,7 @@ class AdmissionPlugins:
     assigners: Mapping[str, FlavorAssigner]
     preemptors: Mapping[str, Preemptor]
     veto: Veto | None = None
+    hot_swaps: Mapping[str, HotSwapPolicy] = field(default_factory=dict)
 
     def unknown(self, cq: ClusterQueue) -> str | None:
         """Why ``cq`` names a plugin nobody registered, or ``None``: such a queue is inactive,
@@ -32,6 +33,7 @@ class AdmissionPlugins:
             ("queueing strategy", cq.queueing_strategy, self.strategies),
             ("flavor assigner", cq.flavor_assigner, self.assigners),
             ("preemption policy", cq.preemption_policy, self.preemptors),
+            ("hot-swap policy", cq.hot_swap_policy, self.hot_swaps),
         ):
             if name not in registered:
                 known = ", ".join(sorted(registered)) or "none"
@@ -43,6 +45,9 @@ class AdmissionPlugins:
 
     def preemptor_for(self, cq: ClusterQueue) -> Preemptor:
         return self.preemptors[cq.preemption_policy]
+
+    def hot_swap_for(self, cq: ClusterQueue) -> HotSwapPolicy | None:
+        return self.hot_swaps.get(cq.hot_swap_policy)
 
 
 def _named(kind: str) -> Registry[type]:
@@ -58,6 +63,7 @@ def load_admission_plugins(pm: pluggy.PluginManager) -> AdmissionPlugins:
     preemptors = collect_registrations(
         pm, "kq_register_preemption_policies", _named("preemption policy")
     )
+    hot_swaps = collect_registrations(pm, "kq_register_hot_swap_policies", _named("hot-swap"))
     veto: Veto | None = None
     if pm.hook.kq_workload_admissible.get_hookimpls():
         hook = pm.hook.kq_workload_admissible
@@ -71,4 +77,5 @@ def load_admission_plugins(pm: pluggy.PluginManager) -> AdmissionPlugins:
         assigners={name: assigners[name]() for name in assigners},
         preemptors={name: preemptors[name]() for name in preemptors},
         veto=veto,
+        hot_swaps={name: hot_swaps[name]() for name in hot_swaps},
     )

@@ -8,6 +8,7 @@ from typing import ClassVar, Protocol
 
 from kq.api.clusterqueue import ClusterQueue
 from kq.api.quotas import FlavorResource
+from kq.api.topology import TopologyAssignment
 from kq.cache.snapshot import ClusterQueueSnapshot, Snapshot
 from kq.scheduler.modes import FlavorOption
 from kq.workload.info import WorkloadInfo
@@ -48,4 +49,27 @@ class Preemptor(Protocol):
         usage: Mapping[FlavorResource, int],
     ) -> Sequence[Target]:
         """A minimal victim set, or empty; the snapshot must be left as it was found."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class Recovery:
+    """A workload's way back after node failures: pod sets' new domains, and who makes room."""
+
+    topology: Mapping[str, TopologyAssignment]
+    """Pod set name → its whole new assignment; pod sets not named keep theirs."""
+    victims: Sequence[Target] = ()
+    """Lower-priority workloads to evict first (``Evicted``, reason ``Preempted``)."""
+
+
+class HotSwapPolicy(Protocol):
+    """Decides how an admitted workload hit by failed nodes is re-placed."""
+
+    NAME: ClassVar[str]
+
+    def recover(
+        self, snapshot: Snapshot, workload: WorkloadInfo, failed: frozenset[str]
+    ) -> Recovery | str | None:
+        """A recovery; a message saying why none is possible now (tried again on the next
+        node change); or ``None`` to leave the workload as it is. Pure."""
         ...

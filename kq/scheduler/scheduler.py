@@ -125,9 +125,12 @@ class Scheduler:
 
     def release(self, key: str) -> None:
         """A quota holder finished, was deleted or evicted: free it and wake its cohort."""
+        placed = self.cache.placements.holds(key)
         info = self.cache.delete_workload(key)
         if info is not None:
-            self.queues.requeue_inadmissible(self.cache.cohort_tree_of(info.cluster_queue))
+            # Nodes it held may be what a parked workload of any cohort waits for.
+            queues = self.queues.queues if placed else self.cache.cohort_tree_of(info.cluster_queue)
+            self.queues.requeue_inadmissible(list(queues))
 
     def cluster_queue_changed(self, name: str) -> None:
         """A ClusterQueue was created or its spec changed: retry its whole cohort tree."""

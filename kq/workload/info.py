@@ -54,6 +54,7 @@ def scheduling_shape(workload: Workload) -> Shape:
                 ps.priority_class_name,
                 ps.invalid_resources,
                 ps.outside_limit_range,
+                ps.topology,
             )
             for ps in workload.pod_sets
         ),

@@ -6,7 +6,14 @@ from datetime import UTC, datetime
 from typing import Any
 
 from kq.api.quantity import format_amount
-from kq.api.workload import ADMITTED, EVICTED, PREEMPTED, QUOTA_RESERVED, Admission
+from kq.api.workload import (
+    ADMITTED,
+    EVICTED,
+    PREEMPTED,
+    QUOTA_RESERVED,
+    Admission,
+    PodSetAssignment,
+)
 
 
 def rfc3339(epoch: float) -> str:
@@ -28,16 +35,20 @@ def admission_dict(admission: Admission) -> dict[str, Any]:
     """``status.admission`` with quantities in canonical form."""
     return {
         "clusterQueue": admission.cluster_queue,
-        "podSetAssignments": [
-            {
-                "name": psa.name,
-                "flavors": dict(psa.flavors),
-                "resourceUsage": {r: format_amount(r, v) for r, v in psa.resource_usage.items()},
-                "count": psa.count,
-            }
-            for psa in admission.pod_set_assignments
-        ],
+        "podSetAssignments": [_assignment_dict(psa) for psa in admission.pod_set_assignments],
     }
+
+
+def _assignment_dict(psa: PodSetAssignment) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "name": psa.name,
+        "flavors": dict(psa.flavors),
+        "resourceUsage": {r: format_amount(r, v) for r, v in psa.resource_usage.items()},
+        "count": psa.count,
+    }
+    if psa.topology is not None:
+        out["topologyAssignment"] = psa.topology.to_dict()
+    return out
 
 
 def admitted_status(

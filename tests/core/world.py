@@ -145,6 +145,7 @@ class World:
         node_selector: Mapping[str, str] | None = None,
         min_count: int | None = None,
         pod_sets: Sequence[Mapping[str, Any]] | None = None,
+        annotations: Mapping[str, str] | None = None,
     ) -> str:
         if pod_sets is None:
             pod_sets = [
@@ -157,6 +158,7 @@ class World:
                 "name": name,
                 "uid": f"uid-{created:06d}",
                 "creationTimestamp": f"2026-01-01T00:{created // 60 % 60:02d}:{created % 60:02d}Z",
+                "annotations": dict(annotations or {}),
             },
             "spec": {"queueName": queue, "priority": priority, "podSets": list(pod_sets)},
         }

@@ -51,6 +51,11 @@ USED = (
     Use("", "namespaces", INFORMED),
     # LimitRange defaults and bounds of pending workloads (kq/controllers/feed.py).
     Use("", "limitranges", INFORMED),
+    # Topology-aware admission counts nodes; the ungater and hot-swap pin and fail TAS pods
+    # (kq/controllers/topology_feed.py, kq/controllers/pods.py, kq/controllers/hotswap.py).
+    Use("", "nodes", INFORMED),
+    Use("", "pods", ("list", "patch", "watch")),
+    Use("", "pods/status", ("patch",)),
     Use("scheduling.k8s.io", "priorityclasses", INFORMED),
     *(
         Use("kueue.x-k8s.io", r.plural, INFORMED)

@@ -18,7 +18,18 @@ def test_s1_jobset_has_one_pod_set_per_replicated_job(
     jobset = example("s1/jobsets-multislice-standard.yaml", name)
     [pod_set] = jobset_kind.pod_sets(jobset)
     assert (pod_set.name, pod_set.count, pod_set.min_count) == ("slice", count, None)
-    assert pod_set.template == jobset["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]
+    original = jobset["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]
+    # exclusive-topology makes each child Job a slice that needs a node pool of its own
+    level = "cloud.google.com/gke-nodepool"
+    assert pod_set.template == original
+    assert pod_set.exclusive
+    assert pod_set.topology_request == {
+        "podSetSliceRequiredTopology": level,
+        "podSetSliceSize": 2,
+        "podIndexLabel": "batch.kubernetes.io/job-completion-index",
+        "subGroupIndexLabel": "jobset.sigs.k8s.io/job-index",
+        "subGroupCount": count // 2,
+    }
     assert pod_set.template["spec"]["containers"][0]["resources"]["limits"] == {"google.com/tpu": 4}
 
 

@@ -60,10 +60,25 @@ def test_s1_workload_object_shape(jobset_kind: GenericJob) -> None:
             "blockOwnerDeletion": True,
         }
     ]
-    assert "annotations" not in metadata
+    # the JobSet's exclusive-topology: Kueue's topologyRequest has no word for exclusivity
+    level = "cloud.google.com/gke-nodepool"
+    assert metadata["annotations"] == {"alpha.jobset.sigs.k8s.io/exclusive-topology": level}
     assert workload["spec"] == {
         "queueName": "multislice-queue",
-        "podSets": [{"name": "slice", "count": 6, "template": pod_sets[0].template}],
+        "podSets": [
+            {
+                "name": "slice",
+                "count": 6,
+                "template": pod_sets[0].template,
+                "topologyRequest": {
+                    "podSetSliceRequiredTopology": level,
+                    "podSetSliceSize": 2,
+                    "podIndexLabel": "batch.kubernetes.io/job-completion-index",
+                    "subGroupIndexLabel": "jobset.sigs.k8s.io/job-index",
+                    "subGroupCount": 3,
+                },
+            }
+        ],
         "priority": 0,
     }
 

@@ -10,10 +10,13 @@ from collections.abc import Sequence
 from typing import Any, ClassVar
 
 from kq.hookspecs import Register, hookimpl
+from kq.jobframework import EXCLUSIVE_TOPOLOGY_ANNOTATION as EXCLUSIVE_TOPOLOGY
 from kq.jobframework import Finished, GroupVersionKind, Job, PodSet, PodSetInfo, ReclaimablePod
 from kq.jobframework.objects import condition_is_true, deep_copy, find_condition
 from kq.jobframework.podset import check_info_count
 from kq.jobframework.templates import Path, merge_templates, restore_templates, set_in
+
+JOB_INDEX_LABEL = "jobset.sigs.k8s.io/job-index"
 
 
 class JobSet:
@@ -27,14 +30,7 @@ class JobSet:
         return set_in(job, ("spec", "suspend"), True)
 
     def pod_sets(self, job: Job) -> list[PodSet]:
-        return [
-            PodSet(
-                str(rjob.get("name", "")).lower(),
-                _replicas(rjob) * pods_per_replica(rjob),
-                deep_copy(((rjob.get("template") or {}).get("spec") or {}).get("template") or {}),
-            )
-            for rjob in _replicated_jobs(job)
-        ]
+        return [_pod_set(job, rjob) for rjob in _replicated_jobs(job)]
 
     def run_with_pod_set_info(self, job: Job, infos: Sequence[PodSetInfo]) -> dict[str, Any]:
         check_info_count(infos, len(_replicated_jobs(job)))
@@ -73,6 +69,31 @@ class JobSet:
                     )
                 )
         return out
+
+
+def _pod_set(job: Job, rjob: Job) -> PodSet:
+    """With ``exclusive-topology``, each child Job is a slice that needs a domain of its own."""
+    template = deep_copy(((rjob.get("template") or {}).get("spec") or {}).get("template") or {})
+    replicas, per_job = _replicas(rjob), pods_per_replica(rjob)
+    level = _annotation(rjob.get("template") or {}, EXCLUSIVE_TOPOLOGY) or _annotation(
+        job, EXCLUSIVE_TOPOLOGY
+    )
+    request = None
+    if level:
+        request = {
+            "podSetSliceRequiredTopology": level,
+            "podSetSliceSize": per_job,
+            "podIndexLabel": "batch.kubernetes.io/job-completion-index",
+            "subGroupIndexLabel": JOB_INDEX_LABEL,
+            "subGroupCount": replicas,
+        }
+    name = str(rjob.get("name", "")).lower()
+    return PodSet(name, replicas * per_job, template, None, request, exclusive=bool(level))
+
+
+def _annotation(obj: Job, key: str) -> str | None:
+    value = ((obj.get("metadata") or {}).get("annotations") or {}).get(key)
+    return str(value) if value else None
 
 
 def pods_per_replica(rjob: Job) -> int:
