@@ -1,4 +1,5 @@
-"""kueue.x-k8s.io: the queueing API, served as v1beta1, the version users' manifests are in.
+"""kueue.x-k8s.io: the queueing API, written here as v1beta1, the version kq itself reads;
+``kq.crds.kueue_v1beta2`` derives the v1beta2 version served beside it.
 
 Field names, enums, defaults, short names and printer columns follow upstream Kueue's v1beta1
 types so `kubectl get` and `kubectl apply` behave as they do against Kueue.
@@ -9,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from kq.crds.core import conditions, label_selector, pod_template_spec, taint, toleration
+from kq.crds.kueue_v1beta2 import with_v1beta2
 from kq.crds.schema import (
     AGE_COLUMN,
     PrinterColumn,
@@ -574,6 +576,8 @@ def workload() -> dict[str, Any]:
             ".status.conditions[?(@.type=='Finished')].status",
             "Workload finished",
         ),
+        # kq's: the resolved priority decides the queue order, so `-o wide` shows it.
+        PrinterColumn("Priority", "integer", ".spec.priority", "Resolved priority", priority=1),
         PrinterColumn(
             AGE_COLUMN.name, AGE_COLUMN.type, AGE_COLUMN.json_path, "Time this workload was created"
         ),
@@ -742,8 +746,8 @@ def topology() -> dict[str, Any]:
 
 
 def crds() -> list[dict[str, Any]]:
-    """Every kueue.x-k8s.io CRD kq serves."""
-    return [
+    """Every kueue.x-k8s.io CRD kq serves, each in v1beta1 and v1beta2."""
+    v1beta1 = [
         resource_flavor(),
         cluster_queue(),
         local_queue(),
@@ -754,3 +758,4 @@ def crds() -> list[dict[str, Any]]:
         cohort(),
         topology(),
     ]
+    return [with_v1beta2(crd) for crd in v1beta1]

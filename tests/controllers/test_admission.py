@@ -106,7 +106,8 @@ async def test_admits_fitting_leaves_rest_pending_then_admits_after_finish(
         return status if all(status.get(k) == v for k, v in wanted.items()) else None
 
     local = await eventually(local_counts, "LocalQueue counts")
-    assert local["flavorUsage"] == [{"name": rf, "resources": [{"name": "cpu", "total": "3"}]}]
+    # kubectl reads v1beta2, as against Kueue v0.19: v1beta1's flavorUsage is flavorsUsage there
+    assert local["flavorsUsage"] == [{"name": rf, "resources": [{"name": "cpu", "total": "3"}]}]
 
     async def quota_reserved_event() -> list[dict[str, Any]] | None:
         events = kubectl_json(cluster, kubectl_cache, "get", "events", "-n", ns)["items"]

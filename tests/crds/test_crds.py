@@ -92,21 +92,33 @@ def test_every_crd_is_a_well_formed_structural_crd(crd: dict[str, Any]) -> None:
 @pytest.mark.parametrize(
     ("kind", "group", "versions", "scope", "short_names"),
     [
-        ("ResourceFlavor", "kueue.x-k8s.io", ["v1beta1"], "Cluster", ["flavor", "flavors", "rf"]),
-        ("ClusterQueue", "kueue.x-k8s.io", ["v1beta1"], "Cluster", ["cq"]),
-        ("LocalQueue", "kueue.x-k8s.io", ["v1beta1"], "Namespaced", ["queue", "queues", "lq"]),
+        (
+            "ResourceFlavor",
+            "kueue.x-k8s.io",
+            ["v1beta1", "v1beta2"],
+            "Cluster",
+            ["flavor", "flavors", "rf"],
+        ),
+        ("ClusterQueue", "kueue.x-k8s.io", ["v1beta1", "v1beta2"], "Cluster", ["cq"]),
+        (
+            "LocalQueue",
+            "kueue.x-k8s.io",
+            ["v1beta1", "v1beta2"],
+            "Namespaced",
+            ["queue", "queues", "lq"],
+        ),
         (
             "Workload",
             "kueue.x-k8s.io",
-            ["v1beta1"],
+            ["v1beta1", "v1beta2"],
             "Namespaced",
             ["kwl", "kueueworkload", "kueueworkloads"],
         ),
-        ("WorkloadPriorityClass", "kueue.x-k8s.io", ["v1beta1"], "Cluster", ["wpc"]),
-        ("AdmissionCheck", "kueue.x-k8s.io", ["v1beta1"], "Cluster", ["ac"]),
-        ("ProvisioningRequestConfig", "kueue.x-k8s.io", ["v1beta1"], "Cluster", ["prc"]),
-        ("Cohort", "kueue.x-k8s.io", ["v1beta1"], "Cluster", ["co"]),
-        ("Topology", "kueue.x-k8s.io", ["v1beta1"], "Cluster", ["topo"]),
+        ("WorkloadPriorityClass", "kueue.x-k8s.io", ["v1beta1", "v1beta2"], "Cluster", ["wpc"]),
+        ("AdmissionCheck", "kueue.x-k8s.io", ["v1beta1", "v1beta2"], "Cluster", ["ac"]),
+        ("ProvisioningRequestConfig", "kueue.x-k8s.io", ["v1beta1", "v1beta2"], "Cluster", ["prc"]),
+        ("Cohort", "kueue.x-k8s.io", ["v1beta1", "v1beta2"], "Cluster", ["co"]),
+        ("Topology", "kueue.x-k8s.io", ["v1beta1", "v1beta2"], "Cluster", ["topo"]),
         ("JobSet", "jobset.x-k8s.io", ["v1alpha2"], "Namespaced", []),
         ("RayJob", "ray.io", ["v1"], "Namespaced", []),
         ("RayCluster", "ray.io", ["v1"], "Namespaced", []),
@@ -150,6 +162,7 @@ def test_kueue_printer_columns_match_upstream() -> None:
         ("Reserved in", "string", ".status.admission.clusterQueue", 0),
         ("Admitted", "string", ".status.conditions[?(@.type=='Admitted')].status", 0),
         ("Finished", "string", ".status.conditions[?(@.type=='Finished')].status", 0),
+        ("Priority", "integer", ".spec.priority", 1),  # kq's, for -o wide (story S2)
         ("Age", "date", ".metadata.creationTimestamp", 0),
     ]
     assert _columns("WorkloadPriorityClass") == [("Value", "integer", ".value", 0)]

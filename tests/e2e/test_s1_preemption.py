@@ -182,9 +182,9 @@ def test_a_higher_priority_jobset_preempts_and_the_victim_is_readmitted(sandbox:
     preemptor = sandbox.workloads()["low-priority"]
     assert is_true(preemptor, "Admitted")
     spec = preemptor["spec"]
-    assert (spec["priorityClassName"], spec["priorityClassSource"], spec["priority"]) == (
-        "low-priority",
-        "scheduling.k8s.io/priorityclass",
+    # kubectl reads v1beta2, as against Kueue v0.19: the class is a reference there
+    assert (spec["priorityClassRef"], spec["priority"]) == (
+        {"group": "scheduling.k8s.io", "kind": "PriorityClass", "name": "low-priority"},
         100,
     )
 

@@ -131,13 +131,27 @@ class Api:
     def convert(self, rt: ResourceType, obj: Obj) -> Obj:
         """The object as served in ``rt``'s version, with schema defaults applied on read
         (like upstream, so objects stored before a CRD gained a default get it too)."""
+        obj = self.in_version(rt, obj, rt.api_version)
         if rt.schema is not None and rt.defaults and not self._already_defaulted(rt, obj):
             defaulted: Obj = rt.schema.default(obj)
             defaulted["apiVersion"] = rt.api_version
             return defaulted
-        if obj.get("apiVersion") == rt.api_version:
+        return obj
+
+    @staticmethod
+    def in_version(rt: ResourceType, obj: Obj, api_version: str) -> Obj:
+        """``obj`` (one of ``rt``'s resource, in any served version) in ``api_version``:
+        converted by ``rt.converter``, or with only its apiVersion changed when it has none."""
+        if obj.get("apiVersion") == api_version:
             return obj
-        return {**obj, "apiVersion": rt.api_version}
+        if rt.converter is None:
+            return {**obj, "apiVersion": api_version}
+        try:
+            return rt.converter(obj, api_version)
+        except ValueError as exc:
+            raise ApiError(
+                500, "InternalError", f"conversion to {api_version} failed: {exc}"
+            ) from exc
 
     def _already_defaulted(self, rt: ResourceType, obj: Obj) -> bool:
         meta = obj["metadata"]
@@ -425,6 +439,9 @@ class Api:
         meta["name"] = name
         self._set_namespace(rt, ns, meta)
         live = self.store.get(rt.storage, ns if rt.namespaced else "", name)
+        if live is not None:
+            # Merged in the version applied; nothing changes for objects stored in it.
+            live = self.in_version(rt, live, rt.api_version)
         types = schema_types(rt.schema) if rt.schema is not None else None
         try:
             result = server_side_apply(
@@ -559,6 +576,10 @@ class Api:
         if ctx.dry_run:
             return obj
         stored = dict(obj)
+        if rt.storage_api_version != rt.api_version:
+            # Kept in the storage version; only an object defaulted in it counts as defaulted.
+            stored = self.in_version(rt, stored, rt.storage_api_version)
+            prev, defaulted = self._stored(rt, prev), False
         try:
             self.store.put(rt.storage, stored, prev)
         except ObjectTooLarge as exc:
@@ -571,12 +592,19 @@ class Api:
     def _remove(self, rt: ResourceType, live: Obj, ctx: Ctx) -> Obj:
         if ctx.dry_run:
             return live
-        change = self.store.remove(rt.storage, live)
+        change = self.store.remove(rt.storage, self._stored(rt, live) or live)
         meta = live["metadata"]
         self._defaulted.pop((rt.storage, meta.get("namespace", ""), meta["name"]), None)
         if rt == CRD:
             self._crd_changed(live, removed=True)
         return self.convert(rt, change.obj)
+
+    def _stored(self, rt: ResourceType, served: Obj | None) -> Obj | None:
+        """The stored state of ``served`` (an object as some version serves it)."""
+        if served is None or served.get("apiVersion") == rt.storage_api_version:
+            return served
+        meta = served["metadata"]
+        return self.store.get(rt.storage, meta.get("namespace", ""), meta["name"]) or served
 
     def _crd_changed(self, crd: Obj, *, removed: bool) -> None:
         if removed:

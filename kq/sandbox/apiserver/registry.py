@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from kq.crds import conversion
 from kq.sandbox.apiserver.schema import Schema
+
+# An object (a dict) in any served version, and the apiVersion wanted: the object in it.
+Converter = Callable[[Mapping[str, Any], str], dict[str, Any]]
 
 
 @dataclass(frozen=True)
@@ -31,6 +35,10 @@ class ResourceType:
     selectable: Mapping[str, str] = field(default_factory=dict)
     deprecation: str | None = None
     defaults: bool = False
+    # The version objects are stored in ("" = this one), and how objects move between
+    # versions (None: only apiVersion changes, as a CRD's conversion strategy None does).
+    storage_version: str = ""
+    converter: Converter | None = field(default=None, compare=False)
 
     @property
     def singular(self) -> str:
@@ -44,6 +52,12 @@ class ResourceType:
     def storage(self) -> str:
         """Storage key shared by every version of the resource."""
         return f"{self.group}/{self.plural}"
+
+    @property
+    def storage_api_version(self) -> str:
+        """The apiVersion of stored objects."""
+        version = self.storage_version or self.version
+        return f"{self.group}/{version}" if self.group else version
 
     @property
     def strategy_kind(self) -> str:
@@ -186,6 +200,10 @@ def types_from_crd(crd: Mapping[str, Any]) -> list[ResourceType]:
     """The resource types a CRD serves, one per served version."""
     spec = crd["spec"]
     names = spec["names"]
+    storage = next((v["name"] for v in spec.get("versions") or () if v.get("storage")), "")
+    # kq's own conversion of Kueue's kinds runs in process, whatever the CRD's conversion
+    # stanza says: this server is where `kq run`'s conversion webhook would send them.
+    converter = conversion.convert if conversion.convertible(spec["group"], names["kind"]) else None
     out = []
     for version in spec.get("versions") or []:
         if not version.get("served", True):
@@ -218,6 +236,8 @@ def types_from_crd(crd: Mapping[str, Any]) -> list[ResourceType]:
                 },
                 deprecation=deprecation,
                 defaults=bool(openapi) and '"default"' in json.dumps(openapi),
+                storage_version=storage,
+                converter=converter,
             )
         )
     return out

@@ -48,6 +48,14 @@ def rule_matches(rule: dict[str, Any], op: str, rt: ResourceType, sub: str) -> b
     )
 
 
+def _gvk(rt: ResourceType) -> dict[str, str]:
+    return {"group": rt.group, "version": rt.version, "kind": rt.kind}
+
+
+def _gvr(rt: ResourceType) -> dict[str, str]:
+    return {"group": rt.group, "version": rt.version, "resource": rt.plural}
+
+
 class Webhooks:
     """The admission chain: every matching mutating webhook, then every validating one."""
 
@@ -60,15 +68,46 @@ class Webhooks:
         for resource, mutating in ((MUTATING, True), (VALIDATING, False)):
             for config in self.api.store.select(resource):
                 for hook in config.get("webhooks") or ():
-                    if self._matches(hook, op, rt, obj, old, ctx):
+                    target = self._target(hook, op, rt, ctx)
+                    if target is None or not self._matches(hook, rt, obj, old, op):
+                        continue
+                    if target == rt:
                         obj = await self._call(hook, mutating, op, rt, obj, old, ctx)
+                        continue
+                    seen = await self._call(
+                        hook,
+                        mutating,
+                        op,
+                        target,
+                        self.api.in_version(rt, obj, target.api_version),
+                        None if old is None else self.api.in_version(rt, old, target.api_version),
+                        ctx,
+                        asked=rt,
+                    )
+                    if mutating:
+                        obj = self.api.in_version(rt, seen, rt.api_version)
         return obj
 
+    def _target(
+        self, hook: dict[str, Any], op: str, rt: ResourceType, ctx: Ctx
+    ) -> ResourceType | None:
+        """The version ``hook`` is called with: the request's when a rule names it, else
+        (matchPolicy Equivalent, the default) another served version of the same resource
+        that a rule names, the object converted to it, as the real API server does."""
+        rules = hook.get("rules") or ()
+        if any(rule_matches(r, op, rt, ctx.subresource) for r in rules):
+            return rt
+        if hook.get("matchPolicy", "Equivalent") != "Equivalent":
+            return None
+        others = (o for o in self.api.registry if o.storage == rt.storage and o != rt)
+        return next(
+            (o for o in others if any(rule_matches(r, op, o, ctx.subresource) for r in rules)),
+            None,
+        )
+
     def _matches(
-        self, hook: dict[str, Any], op: str, rt: ResourceType, obj: Obj, old: Obj | None, ctx: Ctx
+        self, hook: dict[str, Any], rt: ResourceType, obj: Obj, old: Obj | None, op: str
     ) -> bool:
-        if not any(rule_matches(r, op, rt, ctx.subresource) for r in hook.get("rules") or ()):
-            return False
         subject = old if op == "DELETE" and old is not None else obj
         labels = subject.get("metadata", {}).get("labels") or {}
         if not label_selector_from_object(hook.get("objectSelector") or {}).matches(labels):
@@ -85,17 +124,15 @@ class Webhooks:
         return ns_selector.matches(ns_labels)
 
     def _review(
-        self, op: str, rt: ResourceType, obj: Obj, old: Obj | None, ctx: Ctx
+        self, op: str, rt: ResourceType, obj: Obj, old: Obj | None, ctx: Ctx, asked: ResourceType
     ) -> dict[str, Any]:
         meta = obj.get("metadata", {})
-        gvk = {"group": rt.group, "version": rt.version, "kind": rt.kind}
-        gvr = {"group": rt.group, "version": rt.version, "resource": rt.plural}
         request: dict[str, Any] = {
             "uid": str(uuid.uuid4()),
-            "kind": gvk,
-            "resource": gvr,
-            "requestKind": gvk,
-            "requestResource": gvr,
+            "kind": _gvk(rt),
+            "resource": _gvr(rt),
+            "requestKind": _gvk(asked),
+            "requestResource": _gvr(asked),
             "name": meta.get("name", ""),
             "operation": op,
             "userInfo": {"username": "kq:admin", "groups": ["system:masters"]},
@@ -139,10 +176,14 @@ class Webhooks:
         obj: Obj,
         old: Obj | None,
         ctx: Ctx,
+        asked: ResourceType | None = None,
     ) -> Obj:
+        """Call ``hook`` with ``obj`` in ``rt``'s version; ``asked``: the request's resource
+        type, when that is another version."""
         name = hook.get("name", "")
         try:
-            response = await self._post(hook, self._review(op, rt, obj, old, ctx))
+            review = self._review(op, rt, obj, old, ctx, asked or rt)
+            response = await self._post(hook, review)
         except (aiohttp.ClientError, TimeoutError, ValueError, ssl.SSLError) as exc:
             if hook.get("failurePolicy", "Fail") == "Ignore":
                 return obj

@@ -1,0 +1,213 @@
+"""Field-by-field conversion of each kueue.x-k8s.io kind between v1beta1 and v1beta2.
+
+These are the plain mappings (renames, restructurings, dropped fields) of Kueue v0.19's
+conversion functions; each returns a new object and never mutates its argument. What a mapping
+drops is kept by ``kq.crds.conversion.lossless``, not here.
+
+| kind | v1beta1 | v1beta2 |
+|---|---|---|
+| ClusterQueue | ``spec.cohort`` | ``spec.cohortName`` |
+| ClusterQueue | ``spec.admissionChecks: [name]`` | ``spec.admissionChecksStrategy`` rules |
+| ClusterQueue | ``flavorFungibility`` ``Borrow`` / ``Preempt`` | ``MayStopSearch`` |
+| ClusterQueue | ``status.pendingWorkloadsStatus`` | (none) |
+| ClusterQueue | (none) | ``spec.concurrentAdmissionPolicy`` |
+| ClusterQueue, Cohort | ``status.fairSharing.admissionFairSharingStatus`` | (none) |
+| LocalQueue | ``status.flavorUsage`` | ``status.flavorsUsage`` |
+| LocalQueue | ``status.flavors`` | (none) |
+| Workload | ``spec.priorityClassSource`` + ``spec.priorityClassName`` | ``spec.priorityClassRef`` |
+| Workload | ``status.accumulatedPastExexcutionTimeSeconds`` | ``...ExecutionTimeSeconds`` |
+| Workload | topology assignment ``domains`` | ``slices`` |
+| Workload | (none) | ``spec.preemptionGates``, ``status.preemptionGates``, a podSet's |
+| | | ``topologyRequest.podsetSliceRequiredTopologyConstraints`` |
+| AdmissionCheck | ``spec.retryDelayMinutes`` | (none) |
+
+The other kinds (ResourceFlavor, WorkloadPriorityClass, ProvisioningRequestConfig, Topology)
+have the same fields in both versions.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable
+from typing import Any
+
+from kq.crds.conversion import topology
+
+Obj = dict[str, Any]
+Mapping = Callable[[Obj], Obj]
+
+WPC_SOURCE = "kueue.x-k8s.io/workloadpriorityclass"
+POD_PC_SOURCE = "scheduling.k8s.io/priorityclass"
+# v1beta1's priorityClassSource and v1beta2's priorityClassRef (group, kind) name the same thing.
+_REF_OF_SOURCE = {
+    WPC_SOURCE: ("kueue.x-k8s.io", "WorkloadPriorityClass"),
+    POD_PC_SOURCE: ("scheduling.k8s.io", "PriorityClass"),
+}
+_SOURCE_OF_REF = {ref: source for source, ref in _REF_OF_SOURCE.items()}
+# Deprecated v1beta1 names of MayStopSearch, which v1beta2 no longer accepts.
+_OLD_FUNGIBILITY = {"whenCanBorrow": "Borrow", "whenCanPreempt": "Preempt"}
+
+
+def _dict_at(obj: Any, *path: str) -> dict[str, Any] | None:
+    for key in path:
+        if not isinstance(obj, dict):
+            return None
+        obj = obj.get(key)
+    return obj if isinstance(obj, dict) else None
+
+
+def _rename(parent: dict[str, Any] | None, old: str, new: str) -> None:
+    if parent is not None and old in parent:
+        parent[new] = parent.pop(old)
+
+
+def _drop(parent: dict[str, Any] | None, *keys: str) -> None:
+    for key in keys:
+        if parent is not None:
+            parent.pop(key, None)
+
+
+def _each(items: Any) -> list[dict[str, Any]]:
+    return [item for item in items if isinstance(item, dict)] if isinstance(items, list) else []
+
+
+# --- ClusterQueue and Cohort ---------------------------------------------------------------
+
+
+def cluster_queue_up(obj: Obj) -> Obj:
+    out = copy.deepcopy(obj)
+    spec = _dict_at(out, "spec")
+    _rename(spec, "cohort", "cohortName")
+    if spec is not None:
+        checks = spec.pop("admissionChecks", None)
+        # As upstream: a v1beta1 list of checks becomes rules that apply to every flavor.
+        if isinstance(checks, list) and checks:
+            spec["admissionChecksStrategy"] = {"admissionChecks": [{"name": c} for c in checks]}
+    fungibility = _dict_at(spec, "flavorFungibility")
+    for field, old in _OLD_FUNGIBILITY.items():
+        if fungibility is not None and fungibility.get(field) == old:
+            fungibility[field] = "MayStopSearch"
+    _drop(_dict_at(out, "status"), "pendingWorkloadsStatus")
+    _drop(_dict_at(out, "status", "fairSharing"), "admissionFairSharingStatus")
+    return out
+
+
+def cluster_queue_down(obj: Obj) -> Obj:
+    out = copy.deepcopy(obj)
+    spec = _dict_at(out, "spec")
+    _rename(spec, "cohortName", "cohort")
+    _drop(spec, "concurrentAdmissionPolicy")
+    return out
+
+
+def cohort_up(obj: Obj) -> Obj:
+    out = copy.deepcopy(obj)
+    _drop(_dict_at(out, "status", "fairSharing"), "admissionFairSharingStatus")
+    return out
+
+
+# --- LocalQueue ------------------------------------------------------------------------------
+
+
+def local_queue_up(obj: Obj) -> Obj:
+    out = copy.deepcopy(obj)
+    status = _dict_at(out, "status")
+    _rename(status, "flavorUsage", "flavorsUsage")
+    _drop(status, "flavors")
+    return out
+
+
+def local_queue_down(obj: Obj) -> Obj:
+    out = copy.deepcopy(obj)
+    _rename(_dict_at(out, "status"), "flavorsUsage", "flavorUsage")
+    return out
+
+
+# --- Workload --------------------------------------------------------------------------------
+
+
+def workload_up(obj: Obj) -> Obj:
+    out = copy.deepcopy(obj)
+    spec = _dict_at(out, "spec")
+    if spec is not None:
+        name = spec.pop("priorityClassName", None)
+        ref = _REF_OF_SOURCE.get(spec.pop("priorityClassSource", None) or "")
+        if ref is not None and name:
+            spec["priorityClassRef"] = {"group": ref[0], "kind": ref[1], "name": name}
+    status = _dict_at(out, "status")
+    _rename(status, "accumulatedPastExexcutionTimeSeconds", "accumulatedPastExecutionTimeSeconds")
+    _map_topology_assignments(status, topology.pack)
+    return out
+
+
+def workload_down(obj: Obj) -> Obj:
+    out = copy.deepcopy(obj)
+    spec = _dict_at(out, "spec")
+    if spec is not None:
+        ref = spec.pop("priorityClassRef", None)
+        source = _SOURCE_OF_REF.get(_group_kind(ref))
+        if source is not None and isinstance(ref, dict):
+            spec["priorityClassName"] = ref.get("name", "")
+        # v1beta1's schema default, which the API server would add on the way out anyway.
+        spec["priorityClassSource"] = source or ""
+        spec.pop("preemptionGates", None)
+        for pod_set in _each(spec.get("podSets")):
+            _drop(_dict_at(pod_set, "topologyRequest"), "podsetSliceRequiredTopologyConstraints")
+    status = _dict_at(out, "status")
+    _rename(status, "accumulatedPastExecutionTimeSeconds", "accumulatedPastExexcutionTimeSeconds")
+    _drop(status, "preemptionGates")
+    _map_topology_assignments(status, topology.unpack)
+    return out
+
+
+def _group_kind(ref: Any) -> tuple[str, str]:
+    if not isinstance(ref, dict):
+        return ("", "")
+    return (str(ref.get("group", "")), str(ref.get("kind", "")))
+
+
+def _map_topology_assignments(
+    status: dict[str, Any] | None, convert: Callable[[dict[str, Any]], dict[str, Any]]
+) -> None:
+    for assignment in _each((_dict_at(status, "admission") or {}).get("podSetAssignments")):
+        placed = assignment.get("topologyAssignment")
+        if isinstance(placed, dict):
+            assignment["topologyAssignment"] = convert(placed)
+
+
+# --- AdmissionCheck --------------------------------------------------------------------------
+
+RETRY_DELAY_MINUTES_DEFAULT = 15
+
+
+def admission_check_up(obj: Obj) -> Obj:
+    out = copy.deepcopy(obj)
+    _drop(_dict_at(out, "spec"), "retryDelayMinutes")
+    return out
+
+
+def admission_check_down(obj: Obj) -> Obj:
+    out = copy.deepcopy(obj)
+    spec = _dict_at(out, "spec")
+    # v1beta1's schema default, which the API server would add on the way out anyway.
+    if spec is not None:
+        spec.setdefault("retryDelayMinutes", RETRY_DELAY_MINUTES_DEFAULT)
+    return out
+
+
+def same(obj: Obj) -> Obj:
+    return copy.deepcopy(obj)
+
+
+# kind -> (v1beta1 -> v1beta2, v1beta2 -> v1beta1)
+MAPPINGS: dict[str, tuple[Mapping, Mapping]] = {
+    "ClusterQueue": (cluster_queue_up, cluster_queue_down),
+    "Cohort": (cohort_up, same),
+    "LocalQueue": (local_queue_up, local_queue_down),
+    "Workload": (workload_up, workload_down),
+    "AdmissionCheck": (admission_check_up, admission_check_down),
+    "ResourceFlavor": (same, same),
+    "WorkloadPriorityClass": (same, same),
+    "ProvisioningRequestConfig": (same, same),
+    "Topology": (same, same),
+}
