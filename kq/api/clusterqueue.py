@@ -29,6 +29,8 @@ HOT_SWAP_ANNOTATION = "kq.dev/hot-swap"
 """kq's per-ClusterQueue choice of hot-swap policy: what to do when a node under an admitted
 workload fails."""
 DEFAULT_HOT_SWAP = "SliceHotSwap"
+IGNORED_PREEMPTION_FIELDS = ("reclaimOutOfCohort",)
+"""Published (GKE) manifests set these; no Kueue version defines them."""
 
 MAY_STOP_SEARCH = "MayStopSearch"
 TRY_NEXT_FLAVOR = "TryNextFlavor"
@@ -66,6 +68,8 @@ class ClusterQueue:
     flavor_assigner: str = DEFAULT_FLAVOR_ASSIGNER
     preemption_policy: str = DEFAULT_PREEMPTION_POLICY
     hot_swap_policy: str = DEFAULT_HOT_SWAP
+    ignored: tuple[str, ...] = ()
+    """Fields the manifest sets that are not Kueue's and that kq keeps but does not act on."""
     deleting: bool = False
     quotas: Mapping[FlavorResource, ResourceQuota] = field(default_factory=dict)
 
@@ -183,6 +187,11 @@ def parse_cluster_queue(obj: Mapping[str, Any]) -> ClusterQueue | Invalid:
                 annotations.get(PREEMPTION_POLICY_ANNOTATION) or DEFAULT_PREEMPTION_POLICY
             ),
             hot_swap_policy=str(annotations.get(HOT_SWAP_ANNOTATION) or DEFAULT_HOT_SWAP),
+            ignored=tuple(
+                f"spec.preemption.{name}"
+                for name in IGNORED_PREEMPTION_FIELDS
+                if name in (spec.get("preemption") or {})
+            ),
             deleting=meta.get("deletionTimestamp") is not None,
             quotas=quotas_by_flavor_resource(groups),
         )

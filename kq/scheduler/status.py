@@ -36,12 +36,11 @@ def active_condition(cache: Cache, name: str) -> dict[str, str]:
     """The ClusterQueue's ``Active`` condition (the runtime adds the transition time)."""
     why = cache.inactive_reason(name)
     if why is None:
-        return {
-            "type": "Active",
-            "status": "True",
-            "reason": "Ready",
-            "message": "Can admit new workloads",
-        }
+        message = "Can admit new workloads"
+        ignored = cache.cluster_queues[name].ignored
+        if ignored:
+            message += f"; kq keeps but does not act on {', '.join(ignored)} (not a Kueue field)"
+        return {"type": "Active", "status": "True", "reason": "Ready", "message": message}
     return {"type": "Active", "status": "False", "reason": why[0], "message": why[1]}
 
 
