@@ -16,9 +16,11 @@ from typing import Any
 import pytest
 
 from kq.runtime.client import KubeClient
-from kq.runtime.resources import CLUSTER_QUEUES, WORKLOADS
+from kq.runtime.resources import CLUSTER_QUEUES, EVENTS, NODES, WORKLOADS
 from tests.controllers.helpers import (
+    WPC_SOURCE,
     apply,
+    cluster_queue,
     condition,
     eventually,
     flavor,
@@ -30,6 +32,7 @@ from tests.controllers.helpers import (
     workload,
     workload_until,
 )
+from tests.controllers.topology import make_node, pools_of, set_ready, sliced_workload
 from tests.harness import REPO, Cluster, present
 from tests.kqrun import kq_run
 
@@ -141,3 +144,41 @@ async def test_a_third_party_strategy_admits_and_an_unknown_name_is_inactive(
     assert found["message"] == (
         "unknown preemption policy 'Nope' (registered: ClassicPreemption, NoPreemption)"
     )
+
+
+async def test_a_queue_chooses_a_third_party_hot_swap_policy(
+    cluster: Cluster, running: Path, client: KubeClient, tmp_path: Path
+) -> None:
+    """SpareOnly moves a workload off a failed node only onto free capacity, never evicting."""
+    cache, ident = tmp_path / "cache", suffix()
+    ns, rf, cq = f"spare-{ident}", f"rf-{ident}", f"cq-{ident}"
+    nodes = [await make_node(client, ident, f"pool{p}", i) for p in range(3) for i in range(2)]
+    try:
+        queue = cluster_queue(cq, rf, "cpu", 100)
+        queue["metadata"]["annotations"] = {"kq.dev/hot-swap": "SpareOnly"}
+        apply(cluster, cache, namespace(ns), flavor(rf, {"kq-test.dev/flavor": ident}), queue,
+              local_queue(ns, "lq", cq), priority_class(f"low-{ident}", 1),
+              priority_class(f"high-{ident}", 2))  # fmt: skip
+        for value, name in enumerate(("low", "high"), start=1):
+            apply(cluster, cache, sliced_workload(
+                ns, name, "lq", ident, count=2, size=2, cpu=4, priority=value,
+                priorityClassName=f"{name}-{ident}", priorityClassSource=WPC_SOURCE))  # fmt: skip
+            await workload_until(client, ns, name, "admitted", lambda o: is_true(o, "Admitted"))
+        first = pools_of(await client.get(WORKLOADS, "high", ns))[0]
+        await set_ready(client, f"{ident}-{first}-0", False)
+        moved = await workload_until(client, ns, "high", "moved to the spare pool",
+                                     lambda o: first not in pools_of(o))  # fmt: skip
+        # Its new pool fails too: the built-in policy would evict low; SpareOnly says why not.
+        await set_ready(client, f"{ident}-{pools_of(moved)[0]}-0", False)
+
+        async def no_capacity() -> dict[str, Any] | None:
+            events = (await client.list(EVENTS, namespace=ns))["items"]
+            return next((e for e in events if e["reason"] == "HotSwapNoCapacity"), None)
+
+        event = await eventually(no_capacity, "a HotSwapNoCapacity event")
+        assert event["involvedObject"]["name"] == "high"
+        assert event["message"].startswith("no spare capacity: insufficient healthy topology")
+        assert not is_true(await client.get(WORKLOADS, "low", ns), "Evicted")
+    finally:
+        for name in nodes:
+            await client.delete(NODES, name)

@@ -5,7 +5,9 @@
 - ``NoPreemption`` (``kq.dev/preemption-policy: NoPreemption``): never evicts anything, whatever
   the ClusterQueue's ``preemption`` says;
 - ``ParkAlways`` (``kq.dev/queueing-strategy: ParkAlways``): a head that does not fit waits for
-  a cluster event, whatever the reason, and never holds its place for preemption.
+  a cluster event, whatever the reason, and never holds its place for preemption;
+- ``SpareOnly`` (``kq.dev/hot-swap: SpareOnly``): a workload on a failed node moves only to
+  free healthy capacity; it never evicts anyone to recover.
 
 Written from ``kq/hookspecs.py`` and ``kq.plugin`` alone.
 """
@@ -21,12 +23,19 @@ from kq.plugin import (
     FlavorOption,
     FlavorResource,
     Mode,
+    Recovery,
     Register,
     RequeueReason,
     Snapshot,
     Target,
+    TopologyAssignment,
+    Unplaced,
     WorkloadInfo,
+    affected_slices,
     hookimpl,
+    keep_except,
+    place,
+    request_for,
 )
 
 
@@ -58,6 +67,42 @@ class ParkAlways:
 
     def requeue_immediately(self, reason: RequeueReason) -> bool:
         return False
+
+
+class SpareOnly:
+    NAME: ClassVar[str] = "SpareOnly"
+
+    def recover(
+        self, snapshot: Snapshot, workload: WorkloadInfo, failed: frozenset[str]
+    ) -> Recovery | str | None:
+        admission = workload.obj.admission
+        if admission is None:
+            return None
+        pod_sets = {ps.name: ps for ps in workload.obj.pod_sets}
+        moved: dict[str, TopologyAssignment] = {}
+        for psa in admission.pod_set_assignments:
+            flavor = snapshot.flavors.get(next(iter(psa.flavors.values()), ""))
+            pod_set = pod_sets.get(psa.name)
+            if psa.topology is None or flavor is None or pod_set is None:
+                continue
+            request = request_for(flavor, pod_set, psa.count)
+            if request is None:
+                continue
+            slices, lost = affected_slices(psa.topology, min(request.slice_size, psa.count), failed)
+            if not lost:
+                continue
+            keep = keep_except(slices, lost)
+            ignore = frozenset({workload.key})
+            placed = place(snapshot.topology, flavor, pod_set, psa.count, request, ignore, keep)
+            if isinstance(placed, Unplaced):
+                return f"no spare capacity: {placed.message}"
+            moved[psa.name] = placed
+        return Recovery(moved) if moved else None
+
+
+@hookimpl
+def kq_register_hot_swap_policies(register: Register) -> None:
+    register(SpareOnly)
 
 
 @hookimpl
