@@ -1,0 +1,172 @@
+"""Hot-swap re-placement time on ``kq dev --profile s2``: from a node failure to the recovered
+workload's pods all Running on healthy slices, in wall and sandbox time.
+
+Two cases, as story S2 tells them: a free slice exists (the documented quota 32, low alone,
+a node under low fails), and none does (quota 64, both JobSets, a node under high fails, low is
+preempted). The node fails by its Ready condition turning Unknown through the API, which the
+sandbox treats like ``kq dev node fail``; the clock starts when that write returns.
+
+    .venv/bin/python benchmarks/hotswap.py [--speed 20] [--speed 1] [--runs 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from kq.runtime.client import KubeClient
+from kq.runtime.resources import NODES, PODS
+from kq.sandbox.readyline import stop, wait_for_kubeconfig
+
+REPO = Path(__file__).resolve().parent.parent
+MANIFESTS = REPO / "examples" / "s2" / "kueue-hotswap.yaml"
+POOL = "cloud.google.com/gke-nodepool"
+POLL_S = 0.02
+TRACE = "--trace" in sys.argv
+
+
+def start_dev(work: Path, speed: float) -> tuple[subprocess.Popen[str], Path]:
+    log = (work / "kq-dev.log").open("w")
+    process = subprocess.Popen(
+        [sys.executable, "-m", "kq", "dev", "--data-dir", str(work / "dev"), "--fresh",
+         "--profile", "s2", "--speed", str(speed)],
+        stdout=subprocess.PIPE, stderr=log, text=True, cwd=REPO,
+    )  # fmt: skip
+    return process, wait_for_kubeconfig(process, work / "kq-dev.log", 60)
+
+
+async def running_slices(client: KubeClient, jobset: str, pools: dict[str, str]) -> set[str]:
+    """The pools of the JobSet's Running pods, when all 8 run; else empty."""
+    pods = (await client.list(PODS, namespace="default"))["items"]
+    mine = [p for p in pods if p["metadata"]["name"].startswith(f"{jobset}-")
+            and p["status"].get("phase") == "Running"
+            and not p["metadata"].get("deletionTimestamp")]  # fmt: skip
+    return {pools[p["spec"]["nodeName"]] for p in mine} if len(mine) == 8 else set()
+
+
+async def until_running(
+    client: KubeClient, jobset: str, pools: dict[str, str], avoid: str = ""
+) -> set[str]:
+    while True:
+        found = await running_slices(client, jobset, pools)
+        if found and avoid not in found:
+            return found
+        await asyncio.sleep(POLL_S)
+
+
+async def milestones(
+    client: KubeClient, jobset: str, started: float, seen: dict[str, float]
+) -> None:
+    """When each step of a recovery is first visible, in seconds after the failure."""
+    while True:
+        pods = [p for p in (await client.list(PODS, namespace="default"))["items"]
+                if p["metadata"]["name"].startswith(f"{jobset}-")]  # fmt: skip
+        steps = {
+            "a pod failed": any(p["status"].get("phase") == "Failed" for p in pods),
+            "new pods created": any(p["spec"].get("schedulingGates") for p in pods),
+            "new pods pinned": any(
+                "kubernetes.io/hostname" in (p["spec"].get("nodeSelector") or {})
+                and not p["spec"].get("nodeName")
+                for p in pods
+            ),
+        }
+        for step, done in steps.items():
+            if done and step not in seen:
+                seen[step] = time.monotonic() - started
+        await asyncio.sleep(POLL_S)
+
+
+def set_up(kubeconfig: Path, quota: int) -> None:
+    """The guide's manifests, as a user applies them, and the quota of the case."""
+    kubectl = ["kubectl", "--kubeconfig", str(kubeconfig)]
+    subprocess.run([*kubectl, "apply", "-f", str(MANIFESTS)], check=True, capture_output=True)
+    if quota != 32:
+        patch = {
+            "op": "replace",
+            "value": quota,
+            "path": "/spec/resourceGroups/0/flavors/0/resources/0/nominalQuota",
+        }
+        subprocess.run([*kubectl, "patch", "clusterqueue", "tpu-training-cq", "--type=json",
+                        "-p", json.dumps([patch])], check=True, capture_output=True)  # fmt: skip
+
+
+async def one_run(kubeconfig: Path, quota: int) -> float:
+    """Seconds of wall time from the failure to the recovered JobSet running again."""
+    async with await KubeClient.connect(kubeconfig) as client:
+        nodes = (await client.list(NODES))["items"]
+        pools = {n["metadata"]["name"]: n["metadata"]["labels"][POOL] for n in nodes}
+        target = "high-jax-trillium" if quota == 64 else "low-jax-trillium"
+        if quota == 64:
+            await until_running(client, "low-jax-trillium", pools)
+        slices = await until_running(client, target, pools)
+        failed_pool = sorted(slices)[0]
+        node = next(n for n, p in sorted(pools.items()) if p == failed_pool)
+        started = time.monotonic()
+        await _fail(client, node)
+        seen: dict[str, float] = {}
+        watcher = asyncio.create_task(milestones(client, target, started, seen))
+        await until_running(client, target, pools, avoid=failed_pool)
+        took = time.monotonic() - started
+        watcher.cancel()
+        if TRACE:
+            print(
+                "   ",
+                ", ".join(f"{k} {v:.2f} s" for k, v in sorted(seen.items(), key=lambda kv: kv[1])),
+            )
+        return took
+
+
+async def _fail(client: KubeClient, node: str) -> None:
+    obj = await client.get(NODES, node)
+    conditions: list[dict[str, Any]] = [
+        {**c, "status": "Unknown", "reason": "NodeStatusUnknown",
+         "message": "Kubelet stopped posting node status."} if c["type"] == "Ready" else c
+        for c in obj["status"]["conditions"]
+    ]  # fmt: skip
+    await client.merge_patch(
+        NODES, node, {"status": {"conditions": conditions}}, subresource="status"
+    )
+
+
+def measure(speed: float, quota: int, runs: int) -> list[float]:
+    times = []
+    for _ in range(runs):
+        with tempfile.TemporaryDirectory() as tmp:
+            process, kubeconfig = start_dev(Path(tmp), speed)
+            try:
+                set_up(kubeconfig, quota)
+                times.append(asyncio.run(one_run(kubeconfig, quota)))
+            finally:
+                stop(process, timeout=15)
+                if process.stdout is not None:
+                    process.stdout.close()
+    return times
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--speed", type=float, action="append", help="sandbox speed(s)")
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--trace", action="store_true", help="print each step's time")
+    args = parser.parse_args()
+    for speed in args.speed or [20.0, 1.0]:
+        for quota, case in ((32, "free slice"), (64, "no free slice, low preempted")):
+            wall = measure(speed, quota, args.runs)
+            median = statistics.median(wall)
+            print(
+                f"speed {speed:g}x, {case}: re-placement median {median:.2f} s wall = "
+                f"{median * speed:.1f} s sandbox (runs: {', '.join(f'{w:.2f}' for w in wall)})"
+            )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
