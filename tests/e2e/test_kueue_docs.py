@@ -1,0 +1,139 @@
+"""Kueue's documented shapes apply unchanged to ``kq dev``, in both versions, and their jobs run.
+
+The manifests in ``tests/e2e/kueue_docs/`` are ours, written in the shapes of Kueue v0.19's site
+examples (the single-ClusterQueue setup, the sample Job, the topology-aware scheduling queues
+and its "required topology" Job), applied with the real kubectl. Embedded backend only:
+``kq dev`` serves its own API server.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any, TypeVar
+
+import pytest
+
+from tests.e2e.kqdev import kq_dev
+
+DOCS = Path(__file__).parent / "kueue_docs"
+SPEED = 20
+STEP_TIMEOUT_S = 40.0
+RACK = "cloud.provider.com/topology-rack"
+T = TypeVar("T")
+
+pytestmark = pytest.mark.slow
+
+
+class Kubectl:
+    def __init__(self, kubeconfig: Path, cache: Path) -> None:
+        self.env = {**os.environ, "KUBECONFIG": str(kubeconfig), "KUBECACHEDIR": str(cache)}
+
+    def __call__(self, *args: str, input: str | None = None) -> str:
+        done = subprocess.run(["kubectl", *args], input=input, capture_output=True, text=True,
+                              env=self.env, timeout=60, check=False)  # fmt: skip
+        assert done.returncode == 0, f"kubectl {' '.join(args)}: {done.stderr}"
+        return done.stdout
+
+    def get(self, *args: str) -> Any:
+        return json.loads(self("get", *args, "-o", "json"))
+
+    def create_job(self, path: Path, queue: str | None = None) -> str:
+        text = path.read_text()
+        if queue is not None:
+            text = text.replace("QUEUE", queue)
+        return self("create", "-f", "-", "-o", "name", input=text).strip().split("/")[-1]
+
+
+def until(what: str, check: Callable[[], T | None]) -> T:
+    deadline = time.monotonic() + STEP_TIMEOUT_S
+    while True:
+        result = check()
+        if result:
+            return result
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting until {what}")
+        time.sleep(0.2)
+
+
+def complete(kubectl: Kubectl, job: str) -> bool:
+    conditions = kubectl.get("job", job).get("status", {}).get("conditions") or ()
+    return any(c["type"] == "Complete" and c["status"] == "True" for c in conditions)
+
+
+def workload_of(kubectl: Kubectl, job: str, version: str = "v1beta1") -> dict[str, Any] | None:
+    items = kubectl.get(f"workloads.{version}.kueue.x-k8s.io")["items"]
+    return next((w for w in items if w["metadata"]["ownerReferences"][0]["name"] == job), None)
+
+
+@pytest.fixture
+def cpu_cluster(tmp_path: Path) -> Iterator[Kubectl]:
+    with kq_dev(tmp_path, "s4", SPEED) as kubeconfig:
+        yield Kubectl(kubeconfig, tmp_path / "kubectl-cache")
+
+
+@pytest.fixture
+def tas_cluster(tmp_path: Path) -> Iterator[Kubectl]:
+    with kq_dev(tmp_path, str(DOCS / "tas-profile.yaml"), SPEED) as kubeconfig:
+        yield Kubectl(kubeconfig, tmp_path / "kubectl-cache")
+
+
+def test_the_single_queue_setup_applies_in_both_versions_and_its_jobs_run(
+    cpu_cluster: Kubectl,
+) -> None:
+    kubectl = cpu_cluster
+    for version in ("v1beta2", "v1beta1"):
+        kubectl("apply", "-f", str(DOCS / f"single-queue-{version}.yaml"))
+    # Each reads back in the other version: one object, two API versions.
+    for name in ("docs-queue", "docs-queue-b1"):
+        for version in ("v1beta1", "v1beta2"):
+            cq = kubectl.get(f"clusterqueues.{version}.kueue.x-k8s.io", name)
+            assert cq["apiVersion"] == f"kueue.x-k8s.io/{version}"
+            assert cq["spec"]["resourceGroups"][0]["flavors"][0]["resources"][0]["name"] == "cpu"
+    jobs = [
+        kubectl.create_job(DOCS / "sample-job.yaml", "docs-user-queue"),
+        kubectl.create_job(DOCS / "sample-job.yaml", "docs-user-queue-b1"),
+    ]
+    for job in jobs:
+        until(f"{job} completes", lambda job=job: complete(kubectl, job))  # type: ignore[misc]
+        workload = workload_of(kubectl, job, "v1beta2")
+        assert workload is not None
+        finished = [c for c in workload["status"]["conditions"] if c["type"] == "Finished"]
+        assert finished[0]["status"] == "True"
+
+
+def test_the_topology_setup_puts_a_required_rack_job_in_one_rack(tas_cluster: Kubectl) -> None:
+    kubectl = tas_cluster
+    kubectl("apply", "-f", str(DOCS / "tas-queues.yaml"))
+    assert kubectl.get("topologies.v1beta2.kueue.x-k8s.io", "docs-topology")["spec"]["levels"][
+        1
+    ] == {"nodeLabel": RACK}
+    job = kubectl.create_job(DOCS / "tas-job-required.yaml")
+    workload = until("the Job's Workload is admitted with a topology",
+                     lambda: _placed(kubectl, job))  # fmt: skip
+    topology = workload["status"]["admission"]["podSetAssignments"][0]["topologyAssignment"]
+    assert topology["levels"] == [RACK, "kubernetes.io/hostname"]
+    assert len({d["values"][0] for d in topology["domains"]}) == 1  # one rack
+    assert sum(d["count"] for d in topology["domains"]) == 10
+    assert all(d["count"] <= 4 for d in topology["domains"])  # a node holds 4 one-CPU pods
+    nodes = {n["metadata"]["name"]: n["metadata"]["labels"] for n in kubectl.get("nodes")["items"]}
+
+    def bound_racks() -> set[str] | None:
+        pods = [p for p in kubectl.get("pods")["items"]
+                if p["metadata"]["name"].startswith(job) and p["spec"].get("nodeName")]  # fmt: skip
+        return {nodes[p["spec"]["nodeName"]][RACK] for p in pods} if len(pods) == 10 else None
+
+    racks = until("all ten pods are bound", bound_racks)
+    assert racks == {topology["domains"][0]["values"][0]}
+    until(f"{job} completes", lambda: complete(kubectl, job))
+
+
+def _placed(kubectl: Kubectl, job: str) -> dict[str, Any] | None:
+    workload = workload_of(kubectl, job)
+    if workload is None or not (workload.get("status") or {}).get("admission"):
+        return None
+    return workload
