@@ -32,6 +32,19 @@ DEFAULT_HOT_SWAP = "SliceHotSwap"
 IGNORED_PREEMPTION_FIELDS = ("reclaimOutOfCohort",)
 """Published (GKE) manifests set these; no Kueue version defines them."""
 
+
+def _ignored(spec: Mapping[str, Any]) -> tuple[str, ...]:
+    """Fields kq keeps but does not act on: GKE's extra preemption field, and fair sharing's
+    weight, which waits for fair sharing itself."""
+    found = [
+        f"spec.preemption.{name}"
+        for name in IGNORED_PREEMPTION_FIELDS
+        if name in (spec.get("preemption") or {})
+    ]
+    if "fairSharing" in spec:
+        found.append("spec.fairSharing")
+    return tuple(found)
+
 MAY_STOP_SEARCH = "MayStopSearch"
 TRY_NEXT_FLAVOR = "TryNextFlavor"
 _FUNGIBILITY_ALIASES = {"Borrow": MAY_STOP_SEARCH, "Preempt": MAY_STOP_SEARCH}
@@ -187,11 +200,7 @@ def parse_cluster_queue(obj: Mapping[str, Any]) -> ClusterQueue | Invalid:
                 annotations.get(PREEMPTION_POLICY_ANNOTATION) or DEFAULT_PREEMPTION_POLICY
             ),
             hot_swap_policy=str(annotations.get(HOT_SWAP_ANNOTATION) or DEFAULT_HOT_SWAP),
-            ignored=tuple(
-                f"spec.preemption.{name}"
-                for name in IGNORED_PREEMPTION_FIELDS
-                if name in (spec.get("preemption") or {})
-            ),
+            ignored=_ignored(spec),
             deleting=meta.get("deletionTimestamp") is not None,
             quotas=quotas_by_flavor_resource(groups),
         )

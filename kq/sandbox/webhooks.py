@@ -74,7 +74,10 @@ def webhook_configurations(port: int) -> list[tuple[Resource, dict[str, Any]]]:
                 "vclusterqueue.kueue.x-k8s.io",
                 base + VALIDATE_KUEUE,
                 ["CREATE", "UPDATE"],
-                (("kueue.x-k8s.io", "v1beta1", "clusterqueues"),),
+                (
+                    ("kueue.x-k8s.io", "v1beta1", "clusterqueues"),
+                    ("kueue.x-k8s.io", "v1beta1", "cohorts"),
+                ),
             ),
         ],
     }

@@ -39,7 +39,7 @@ def active_condition(cache: Cache, name: str) -> dict[str, str]:
         message = "Can admit new workloads"
         ignored = cache.cluster_queues[name].ignored
         if ignored:
-            message += f"; kq keeps but does not act on {', '.join(ignored)} (not a Kueue field)"
+            message += f"; kq keeps but does not act on {', '.join(ignored)}"
         return {"type": "Active", "status": "True", "reason": "Ready", "message": message}
     return {"type": "Active", "status": "False", "reason": why[0], "message": why[1]}
 

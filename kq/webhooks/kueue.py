@@ -11,6 +11,10 @@ from kq.webhooks.review import Handler, Review, allowed, denied, request_kind, r
 RECLAIM_OUT_OF_COHORT_WARNING = (
     "spec.preemption.reclaimOutOfCohort is not a Kueue field; kq accepts it and does not act on it"
 )
+FAIR_SHARING_WARNING = (
+    "spec.fairSharing is kept but not used: kq does not implement fair sharing yet "
+    "(a configuration that enables it is refused)"
+)
 NAMESPACE_SELECTOR_WARNING = (
     "spec.namespaceSelector is unset: kq admits workloads from all namespaces "
     "(Kueue admits from none); set it explicitly"
@@ -31,8 +35,12 @@ def kueue_validator(admission_writers: Collection[str] | None) -> Handler:
             refusal = _admission_refusal(request, admission_writers)
             if refusal is not None:
                 return denied(uid, refusal)
-        if kind == "ClusterQueue" and request.get("operation") in ("CREATE", "UPDATE"):
+        if request.get("operation") not in ("CREATE", "UPDATE"):
+            return allowed(uid)
+        if kind == "ClusterQueue":
             return allowed(uid, cluster_queue_warnings(request.get("object") or {}))
+        if kind == "Cohort" and "fairSharing" in ((request.get("object") or {}).get("spec") or {}):
+            return allowed(uid, [FAIR_SHARING_WARNING])
         return allowed(uid)
 
     return validate
@@ -63,6 +71,8 @@ def cluster_queue_warnings(cluster_queue: dict[str, Any]) -> list[str]:
     # GKE's documentation uses this field; the API server keeps it only if the CRD allows it.
     if "reclaimOutOfCohort" in (spec.get("preemption") or {}):
         warnings.append(RECLAIM_OUT_OF_COHORT_WARNING)
+    if "fairSharing" in spec:
+        warnings.append(FAIR_SHARING_WARNING)
     if spec.get("namespaceSelector") is None:
         warnings.append(NAMESPACE_SELECTOR_WARNING)
     return warnings

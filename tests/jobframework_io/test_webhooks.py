@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from kq.api.clusterqueue import ClusterQueue, parse_cluster_queue
 from kq.jobframework import GenericJob
 from kq.jobframework.io_facts import Caches, FactSource, JobFrameworkOptions
 from kq.jobframework.queue_name import DEPRECATED_ANNOTATION_MESSAGE
@@ -20,7 +21,11 @@ from kq.webhooks import (
     routes,
     validate_kueue,
 )
-from kq.webhooks.kueue import NAMESPACE_SELECTOR_WARNING, RECLAIM_OUT_OF_COHORT_WARNING
+from kq.webhooks.kueue import (
+    FAIR_SHARING_WARNING,
+    NAMESPACE_SELECTOR_WARNING,
+    RECLAIM_OUT_OF_COHORT_WARNING,
+)
 from kq.webhooks.routes import for_server
 from tests.jobframework.conftest import example, manifests
 from tests.jobframework_io.patching import apply_patch, decoded_patch
@@ -264,3 +269,18 @@ def test_mutate_honours_the_managed_jobs_namespace_selector(
     assert suspended("team-a", queue=False)
     assert not suspended("team-b", queue=False)
     assert suspended("team-b", queue=True)
+
+
+def test_fair_sharing_fields_are_kept_with_a_warning_that_kq_does_not_act_on_them() -> None:
+    """A setting kq accepts but ignores must say so: weights wait for fair sharing itself."""
+    cq = next(manifests("s4/cluster-queues.yaml", "ClusterQueue"))
+    cq["spec"]["fairSharing"] = {"weight": "2"}
+    body = response(validate_kueue(review(cq)))
+    assert body["allowed"] is True
+    assert body["warnings"] == [FAIR_SHARING_WARNING]
+    cohort = {"apiVersion": "kueue.x-k8s.io/v1beta1", "kind": "Cohort",
+              "metadata": {"name": "c"}, "spec": {"fairSharing": {"weight": "0"}}}  # fmt: skip
+    assert response(validate_kueue(review(cohort)))["warnings"] == [FAIR_SHARING_WARNING]
+    parsed = parse_cluster_queue(cq)
+    assert isinstance(parsed, ClusterQueue)
+    assert parsed.ignored == ("spec.fairSharing",)
