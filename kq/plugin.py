@@ -8,14 +8,18 @@ the ``kq_register_*`` hooks and chosen per ClusterQueue by annotation
 it. Admission-check controllers use ``kq.admissionchecks``; job integrations ``kq.jobframework``.
 """
 
-from kq.api.clusterqueue import ClusterQueue
+from kq.api.clusterqueue import TRY_NEXT_FLAVOR, ClusterQueue
+from kq.api.conditions import find as find_condition
 from kq.api.quotas import FlavorResource
 from kq.api.topology import TopologyAssignment
+from kq.api.workload import EVICTED, QUOTA_RESERVED
+from kq.cache.quota_tree import QuotaNode
 from kq.cache.snapshot import ClusterQueueSnapshot, Snapshot
 from kq.cache.topology import TopologyView, placements_of
 from kq.hookspecs import Register, hookimpl
 from kq.queue.requeue import RequeueReason
 from kq.queue.strategy import QueueingStrategy
+from kq.scheduler.fungibility import choose as choose_by_fungibility
 from kq.scheduler.modes import FlavorOption, Mode
 from kq.scheduler.placement import Unplaced, affected_slices, keep_except, place, request_for
 from kq.scheduler.protocols import (
@@ -25,9 +29,20 @@ from kq.scheduler.protocols import (
     Recovery,
     Target,
 )
+from kq.scheduler.victims import (
+    IN_CLUSTER_QUEUE,
+    IN_COHORT_RECLAIM_WHILE_BORROWING,
+    IN_COHORT_RECLAMATION,
+)
 from kq.workload.info import WorkloadInfo
 
 __all__ = [
+    "EVICTED",
+    "IN_CLUSTER_QUEUE",
+    "IN_COHORT_RECLAIM_WHILE_BORROWING",
+    "IN_COHORT_RECLAMATION",
+    "QUOTA_RESERVED",
+    "TRY_NEXT_FLAVOR",
     "ClusterQueue",
     "ClusterQueueSnapshot",
     "FlavorAssigner",
@@ -37,6 +52,7 @@ __all__ = [
     "Mode",
     "Preemptor",
     "QueueingStrategy",
+    "QuotaNode",
     "Recovery",
     "Register",
     "RequeueReason",
@@ -47,6 +63,8 @@ __all__ = [
     "Unplaced",
     "WorkloadInfo",
     "affected_slices",
+    "choose_by_fungibility",
+    "find_condition",
     "hookimpl",
     "keep_except",
     "place",

@@ -182,3 +182,21 @@ async def test_a_queue_chooses_a_third_party_hot_swap_policy(
     finally:
         for name in nodes:
             await client.delete(NODES, name)
+
+
+async def test_a_third_party_veto_holds_a_workload_until_its_label_goes(
+    cluster: Cluster, running: Path, client: KubeClient, tmp_path: Path
+) -> None:
+    ns, _ = world(cluster, tmp_path)
+    held = workload(ns, "wl", "lq", {"cpu": 1})
+    held["metadata"]["labels"] = {"kq-stages.example/hold": "true"}
+    apply(cluster, tmp_path / "cache", held)
+    obj = await workload_until(client, ns, "wl", "vetoed", lambda o: (
+        condition(o, "QuotaReserved") or {}).get("reason") == "Vetoed")  # fmt: skip
+    assert present(condition(obj, "QuotaReserved"))["message"] == (
+        "held by kq-stages: the Workload is labelled kq-stages.example/hold=true"
+    )
+    await client.merge_patch(
+        WORKLOADS, "wl", {"metadata": {"labels": {"kq-stages.example/hold": None}}}, namespace=ns
+    )
+    await workload_until(client, ns, "wl", "admitted", lambda o: is_true(o, "Admitted"))

@@ -5,6 +5,7 @@ everything else is pure logic shared by all kinds. The I/O loop feeds ``reconcil
 and the webhook functions, and applies the actions they return.
 """
 
+from kq.api.quantity import QuantityError, parse_quantity
 from kq.jobframework.actions import Action
 from kq.jobframework.constants import EXCLUSIVE_TOPOLOGY_ANNOTATION
 from kq.jobframework.interface import (
@@ -42,7 +43,9 @@ __all__ = [
     "PodSet",
     "PodSetInfo",
     "PodSetInfoError",
+    "QuantityError",
     "ReclaimablePod",
     "decide",
     "job_deleted",
+    "parse_quantity",
 ]

@@ -70,6 +70,7 @@ def same_for_queueing(old: WorkloadInfo, new: WorkloadInfo) -> bool:
         and old.queue_time == new.queue_time
         and a.queue_name == b.queue_name
         and a.active == b.active
+        and a.labels == b.labels  # a veto plugin may read them
         and find(a.conditions, EVICTED) == find(b.conditions, EVICTED)
         and find(a.conditions, REQUEUED) == find(b.conditions, REQUEUED)
     )

@@ -11,19 +11,22 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import ClassVar
 
-from kq.api.conditions import find
-from kq.api.quotas import FlavorResource
-from kq.api.workload import EVICTED, QUOTA_RESERVED
-from kq.cache.quota_tree import QuotaNode
-from kq.cache.snapshot import ClusterQueueSnapshot, Snapshot
-from kq.hookspecs import Register, hookimpl
-from kq.scheduler.protocols import Target
-from kq.scheduler.victims import (
+from kq.plugin import (
+    EVICTED,
     IN_CLUSTER_QUEUE,
     IN_COHORT_RECLAIM_WHILE_BORROWING,
     IN_COHORT_RECLAMATION,
+    QUOTA_RESERVED,
+    ClusterQueueSnapshot,
+    FlavorResource,
+    QuotaNode,
+    Register,
+    Snapshot,
+    Target,
+    WorkloadInfo,
+    hookimpl,
 )
-from kq.workload.info import WorkloadInfo
+from kq.plugin import find_condition as find
 
 _NOW = float("inf")  # no QuotaReserved time counts as "now", i.e. the most recent
 

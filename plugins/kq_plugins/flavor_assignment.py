@@ -11,10 +11,8 @@ from collections.abc import Iterator
 from dataclasses import replace
 from typing import ClassVar
 
-from kq.api.clusterqueue import TRY_NEXT_FLAVOR, ClusterQueue
-from kq.hookspecs import Register, hookimpl
-from kq.scheduler.fungibility import choose
-from kq.scheduler.modes import FlavorOption
+from kq.plugin import TRY_NEXT_FLAVOR, ClusterQueue, FlavorOption, Register, hookimpl
+from kq.plugin import choose_by_fungibility as choose
 
 
 class InOrder:

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from kq.hookspecs import Register, hookimpl
-from kq.queue.requeue import RequeueReason
+from kq.plugin import Register, RequeueReason, hookimpl
 
 
 class StrictFIFO:

@@ -7,7 +7,9 @@
 - ``ParkAlways`` (``kq.dev/queueing-strategy: ParkAlways``): a head that does not fit waits for
   a cluster event, whatever the reason, and never holds its place for preemption;
 - ``SpareOnly`` (``kq.dev/hot-swap: SpareOnly``): a workload on a failed node moves only to
-  free healthy capacity; it never evicts anyone to recover.
+  free healthy capacity; it never evicts anyone to recover;
+- a veto (``kq_workload_admissible``) for every queue: a Workload labelled
+  ``kq-stages.example/hold: "true"`` waits, saying so, until the label goes.
 
 Written from ``kq/hookspecs.py`` and ``kq.plugin`` alone.
 """
@@ -98,6 +100,16 @@ class SpareOnly:
                 return f"no spare capacity: {placed.message}"
             moved[psa.name] = placed
         return Recovery(moved) if moved else None
+
+
+HOLD_LABEL = "kq-stages.example/hold"
+
+
+@hookimpl
+def kq_workload_admissible(workload: WorkloadInfo, cluster_queue: ClusterQueue) -> str | None:
+    if workload.obj.labels.get(HOLD_LABEL) == "true":
+        return f"held by kq-stages: the Workload is labelled {HOLD_LABEL}=true"
+    return None
 
 
 @hookimpl

@@ -13,9 +13,17 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
-from kq.api.quantity import QuantityError, parse_quantity
 from kq.hookspecs import Register, hookimpl
-from kq.jobframework import FieldError, Finished, GroupVersionKind, Job, PodSet, PodSetInfo
+from kq.jobframework import (
+    FieldError,
+    Finished,
+    GroupVersionKind,
+    Job,
+    PodSet,
+    PodSetInfo,
+    QuantityError,
+    parse_quantity,
+)
 from kq.jobframework.constants import MAX_POD_SETS
 from kq.jobframework.objects import deep_copy
 from kq.jobframework.podset import check_info_count, merge_into_template
