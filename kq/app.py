@@ -20,16 +20,19 @@ from kq.jobframework.controller import register_job_integrations
 from kq.jobframework.registry import job_integrations
 from kq.plugins import build_plugin_manager
 from kq.runtime import process
+from kq.runtime.certs import inject_conversion_ca_bundle
 from kq.runtime.identity import whoami
 from kq.runtime.manager import Manager
+from kq.runtime.webhook import CONVERSION
 from kq.webhooks import JobWebhooks, kueue_validator
+from kq.webhooks.conversion import CONVERT, CONVERTED_CRDS, respond
 from kq.webhooks.routes import for_server, routes
 
 
 async def install_controllers(manager: Manager, config: KqConfig) -> None:
     """Admission (quota reservation, preemption, queue status), the workload lifecycle
     (admission checks, deactivation, back-off), WorkloadPriorityClass values into Workloads,
-    check controllers and job integrations."""
+    check controllers, job integrations, and the admission and conversion webhooks."""
     pm = build_plugin_manager(config.plugins)
     pm.hook.kq_configure.call_historic(kwargs={"config": config})
     register_admission(manager, config, pm)
@@ -41,7 +44,18 @@ async def install_controllers(manager: Manager, config: KqConfig) -> None:
     kueue = kueue_validator(await _admission_writers(manager))
     for path, handler in routes(hooks, kueue).items():
         manager.webhook.register(path, for_server(handler))
+    _serve_conversion(manager)
     _warn_unread_concurrency(config, pm)
+
+
+def _serve_conversion(manager: Manager) -> None:
+    """The conversion webhook of Kueue's kinds, and its CA into the CRDs that call it."""
+    manager.webhook.register(CONVERT, respond, CONVERSION)
+
+    async def publish_ca(ca_pem: bytes) -> None:
+        await inject_conversion_ca_bundle(manager.client, ca_pem, CONVERTED_CRDS)
+
+    manager.webhook.add_ca_publisher(publish_ca)
 
 
 async def _admission_writers(manager: Manager) -> frozenset[str] | None:

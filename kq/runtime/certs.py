@@ -19,7 +19,13 @@ from pathlib import Path
 
 from kq.runtime.client import KubeClient, retry_on_conflict
 from kq.runtime.errors import ApiError
-from kq.runtime.resources import MUTATING_WEBHOOKS, SECRETS, VALIDATING_WEBHOOKS, Resource
+from kq.runtime.resources import (
+    CUSTOM_RESOURCE_DEFINITIONS,
+    MUTATING_WEBHOOKS,
+    SECRETS,
+    VALIDATING_WEBHOOKS,
+    Resource,
+)
 
 CA_DAYS = 3650
 SERVING_DAYS = 365
@@ -194,3 +200,35 @@ async def inject_ca_bundle(
             except ApiError as exc:
                 if not exc.not_found:
                     raise
+
+
+async def inject_conversion_ca_bundle(
+    client: KubeClient, ca_pem: bytes, crds: Sequence[str]
+) -> None:
+    """Point the conversion webhook of the named CRDs at our CA.
+
+    Only a CRD whose conversion strategy is Webhook is touched: under strategy None the server
+    refuses a webhook stanza, and a CRD left at None was chosen not to call kq. A missing CRD
+    is skipped. Every replica holds the same CA (the shared Secret), so whichever writes, the
+    outcome is the same; an unchanged bundle is not written again.
+    """
+    bundle = base64.b64encode(ca_pem).decode()
+    for name in crds:
+
+        async def update(name: str = name) -> None:
+            current = await client.get(CUSTOM_RESOURCE_DEFINITIONS, name)
+            conversion = current.get("spec", {}).get("conversion") or {}
+            if conversion.get("strategy") != "Webhook":
+                return
+            webhook = conversion.get("webhook") or {}
+            config = webhook.get("clientConfig") or {}
+            if config.get("caBundle") == bundle:
+                return
+            conversion["webhook"] = {**webhook, "clientConfig": {**config, "caBundle": bundle}}
+            await client.replace(CUSTOM_RESOURCE_DEFINITIONS, current)
+
+        try:
+            await retry_on_conflict(update)
+        except ApiError as exc:
+            if not exc.not_found:
+                raise

@@ -81,3 +81,10 @@ MUTATING_WEBHOOKS = Resource(
     namespaced=False,
 )
 SECRETS = Resource("", "v1", "secrets", "Secret", namespaced=True)
+CUSTOM_RESOURCE_DEFINITIONS = Resource(
+    "apiextensions.k8s.io",
+    "v1",
+    "customresourcedefinitions",
+    "CustomResourceDefinition",
+    namespaced=False,
+)

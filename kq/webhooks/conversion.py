@@ -1,18 +1,27 @@
 """ConversionReview (apiextensions.k8s.io/v1): the API server asks for objects in another
 version of kueue.x-k8s.io; ``kq.crds.conversion`` answers. ``review(review) -> review``, no I/O.
 
-Served at ``/convert`` by ``kq run``'s webhook server, named in the CRDs' ``spec.conversion``.
+Served at ``/convert`` by ``kq run``'s webhook server (``respond``), named in the
+``spec.conversion`` of the CRDs in ``CONVERTED_CRDS``; ``kq run`` puts its CA in their
+``caBundle``.
 """
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
-from kq.crds.conversion import ConversionError, convert
+from kq.crds.conversion import GROUP, ConversionError, convert
 
 API_VERSION = "apiextensions.k8s.io/v1"
 KIND = "ConversionReview"
 CONVERT = "/convert"
+CONVERTED_CRDS = tuple(
+    f"{plural}.{GROUP}"
+    for plural in ("admissionchecks", "clusterqueues", "cohorts", "localqueues", "workloads")
+)
+"""The CRDs whose v1beta2 differs from v1beta1: only these need the webhook. The other kinds
+differ in apiVersion alone, which the API server rewrites itself (strategy None)."""
 
 Review = dict[str, Any]
 
@@ -23,17 +32,25 @@ def review(conversion_review: Review) -> Review:
     request = conversion_review.get("request")
     if not isinstance(request, dict) or not request.get("uid"):
         raise ValueError("not a ConversionReview request: no request.uid")
-    response: dict[str, Any] = {"uid": request["uid"]}
+    response = {"uid": request["uid"], **_response(request)}
+    return {"apiVersion": API_VERSION, "kind": KIND, "response": response}
+
+
+async def respond(request: dict[str, Any]) -> dict[str, Any]:
+    """``review`` as ``kq.runtime.webhook.WebhookServer`` calls it: the request in, the
+    response's fields but the uid out."""
+    # A list read in v1beta2 converts every object at once: off the event loop, so the
+    # leader's lease renewals and the informers are not held up behind it.
+    return await asyncio.to_thread(_response, request)
+
+
+def _response(request: dict[str, Any]) -> dict[str, Any]:
     wanted = str(request.get("desiredAPIVersion", ""))
     try:
-        response["convertedObjects"] = [
-            _converted(obj, wanted) for obj in request.get("objects") or ()
-        ]
-        response["result"] = {"status": "Success"}
+        objects = [_converted(obj, wanted) for obj in request.get("objects") or ()]
     except ConversionError as exc:
-        response["convertedObjects"] = []
-        response["result"] = {"status": "Failure", "message": str(exc)}
-    return {"apiVersion": API_VERSION, "kind": KIND, "response": response}
+        return {"convertedObjects": [], "result": {"status": "Failure", "message": str(exc)}}
+    return {"convertedObjects": objects, "result": {"status": "Success"}}
 
 
 def _converted(obj: Any, api_version: str) -> dict[str, Any]:

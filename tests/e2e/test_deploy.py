@@ -11,6 +11,7 @@ grant reaches the ServiceAccount.
 from __future__ import annotations
 
 import ast
+import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -25,6 +26,7 @@ from kq.plugins import build_plugin_manager
 from kq.runtime import resources
 from kq.runtime.process import WEBHOOK_CONFIGURATIONS, WEBHOOK_SECRET, WEBHOOK_SERVICE
 from kq.webhooks import MUTATE_JOBS, VALIDATE_JOBS, VALIDATE_KUEUE
+from kq.webhooks.conversion import CONVERT, CONVERTED_CRDS
 from tests.harness import REPO, Cluster
 
 DEPLOY = REPO / "deploy"
@@ -104,6 +106,8 @@ USED = (
         ("get", "update"),
         WEBHOOK_CONFIGURATIONS,
     ),
+    # kq/runtime/certs.py inject_conversion_ca_bundle: the CRDs that call kq's /convert.
+    Use("apiextensions.k8s.io", "customresourcedefinitions", ("get", "update"), CONVERTED_CRDS),
     # kq/runtime/leader.py: get, else create; renew by update.
     Use("coordination.k8s.io", "leases", ("create",), namespaced=True),
     Use(
@@ -231,6 +235,43 @@ def test_webhooks_point_at_the_paths_and_names_kq_serves() -> None:
         assert hook["clientConfig"]["service"]["namespace"] == NAMESPACE
     [service] = documents(DEPLOY / "webhook-service.yaml")
     assert service["metadata"]["name"] == WEBHOOK_SERVICE
+
+
+def _versions_differ(crd: dict[str, Any]) -> bool:
+    schemas = [v["schema"]["openAPIV3Schema"] for v in crd["spec"]["versions"]]
+    return any(schema != schemas[0] for schema in schemas)
+
+
+def test_crds_whose_versions_differ_convert_through_kq_webhook() -> None:
+    """The kustomization sets Webhook conversion on exactly the CRDs ``kq run`` puts its CA
+    into, and points it at ``/convert`` on the webhook Service; the others need none."""
+    done = subprocess.run(
+        ["kubectl", "kustomize", str(DEPLOY)], capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    docs = [d for d in yaml.safe_load_all(done.stdout) if d]
+    crds = [d for d in docs if d["kind"] == "CustomResourceDefinition"]
+    [service] = documents(DEPLOY / "webhook-service.yaml")
+    [port] = [p["port"] for p in service["spec"]["ports"]]
+    webhook = {
+        "strategy": "Webhook",
+        "webhook": {
+            "conversionReviewVersions": ["v1"],
+            "clientConfig": {
+                "service": {
+                    "name": WEBHOOK_SERVICE,
+                    "namespace": NAMESPACE,
+                    "path": CONVERT,
+                    "port": port,
+                }
+            },
+        },
+    }
+    differ = {c["metadata"]["name"] for c in crds if _versions_differ(c)}
+    assert differ == set(CONVERTED_CRDS)
+    for crd in crds:
+        expected = webhook if crd["metadata"]["name"] in differ else None
+        assert crd["spec"].get("conversion") == expected, crd["metadata"]["name"]
 
 
 @pytest.fixture
