@@ -41,7 +41,7 @@ async def install_controllers(manager: Manager, config: KqConfig) -> None:
     await register_admission_checks(manager, pm, config.namespace)
     jobs = await register_job_integrations(manager, pm, config)
     hooks = JobWebhooks(jobs.integrations, jobs.facts.webhook_facts)
-    kueue = kueue_validator(await _admission_writers(manager))
+    kueue = kueue_validator(await _admission_writers(manager), config.fair_sharing.enable)
     for path, handler in routes(hooks, kueue).items():
         manager.webhook.register(path, for_server(handler))
     _serve_conversion(manager)

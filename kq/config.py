@@ -62,6 +62,10 @@ class WaitForPodsReady:
 @dataclass(frozen=True)
 class FairSharing:
     preemption_strategies: tuple[str, ...] = ("LessThanOrEqualToFinalShare", "LessThanInitialShare")
+    enable: bool = False
+
+    def strategies_if_enabled(self) -> tuple[str, ...] | None:
+        return self.preemption_strategies if self.enable else None
 
 
 @dataclass(frozen=True)
@@ -482,14 +486,9 @@ def _fair_sharing(top: _Section, v1beta2: bool) -> FairSharing:
         "fairSharing", {"preemptionStrategies"} | ({"enable"} if not v1beta2 else set())
     )
     on = "fairSharing" in top.data if v1beta2 else fair.flag("enable", False)
-    if on:
-        where = "fairSharing" if v1beta2 else "fairSharing.enable"
-        raise ConfigError(
-            f"{where}: kq does not implement fair sharing yet; remove it (kq would "
-            "otherwise admit without it while the configuration says it is on)"
-        )
     strategies = FairSharing().preemption_strategies
-    return FairSharing(fair.names("preemptionStrategies", strategies, choices=strategies))
+    chosen = fair.names("preemptionStrategies", strategies, choices=strategies)
+    return FairSharing(chosen, enable=on)
 
 
 def _frameworks(top: _Section, v1beta2: bool) -> tuple[str, ...]:

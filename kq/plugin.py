@@ -13,6 +13,9 @@ from kq.api.conditions import find as find_condition
 from kq.api.quotas import FlavorResource
 from kq.api.topology import TopologyAssignment
 from kq.api.workload import EVICTED, QUOTA_RESERVED
+from kq.cache.fair_share import DRS, dominant_resource_share
+from kq.cache.fair_share import NEGATIVE as NEGATIVE_DRS
+from kq.cache.fair_share import compare as compare_drs
 from kq.cache.quota_tree import QuotaNode
 from kq.cache.snapshot import ClusterQueueSnapshot, Snapshot
 from kq.cache.topology import TopologyView, placements_of
@@ -31,16 +34,20 @@ from kq.scheduler.protocols import (
 )
 from kq.scheduler.victims import (
     IN_CLUSTER_QUEUE,
+    IN_COHORT_FAIR_SHARING,
     IN_COHORT_RECLAIM_WHILE_BORROWING,
     IN_COHORT_RECLAMATION,
 )
 from kq.workload.info import WorkloadInfo
 
 __all__ = [
+    "DRS",
     "EVICTED",
     "IN_CLUSTER_QUEUE",
+    "IN_COHORT_FAIR_SHARING",
     "IN_COHORT_RECLAIM_WHILE_BORROWING",
     "IN_COHORT_RECLAMATION",
+    "NEGATIVE_DRS",
     "QUOTA_RESERVED",
     "TRY_NEXT_FLAVOR",
     "ClusterQueue",
@@ -64,6 +71,8 @@ __all__ = [
     "WorkloadInfo",
     "affected_slices",
     "choose_by_fungibility",
+    "compare_drs",
+    "dominant_resource_share",
     "find_condition",
     "hookimpl",
     "keep_except",

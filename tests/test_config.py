@@ -100,6 +100,7 @@ def test_a_kueue_configuration_is_read(tmp_path: Path) -> None:
     assert ready.recovery_timeout == 45.0
     assert config.frameworks == ("batch/job", "jobset.x-k8s.io/jobset")
     assert config.fair_sharing.preemption_strategies == ("LessThanOrEqualToFinalShare",)
+    assert not config.fair_sharing.enable  # v1beta1: only `enable: true` turns it on
     assert (config.client_connection.qps, config.client_connection.burst) == (50.0, 100)
     election = config.leader_election
     assert (election.lease_duration, election.renew_deadline, election.retry_period) == (
@@ -172,11 +173,9 @@ def test_bad_go_durations(text: str) -> None:
         ({"featureGates": {"A": "yes"}}, "featureGates:"),
         ({"featureGates": {"TopologyAwareScheduling": True}}, "featureGates.TopologyAware"),
         ({"featureGates": {"PartialAdmission": False}}, "featureGates.PartialAdmission: kq always"),
-        ({"fairSharing": {"enable": True}}, "fairSharing.enable: kq does not implement"),
         ({"integrations": {"externalFrameworks": ["Foo.v1.example.com"]}}, "integrations.ext"),
         ({"integrations": {"podOptions": {"namespaceSelector": {}}}}, "integrations.podOptions"),
         ({"apiVersion": "config.kueue.x-k8s.io/v1alpha1"}, "apiVersion:"),
-        ({"apiVersion": V1BETA2, "fairSharing": {}}, "fairSharing: kq does not implement"),
         ({"apiVersion": V1BETA2, "fairSharing": {"enable": True}}, "fairSharing.enable: unknown"),
         ({"apiVersion": V1BETA2, "waitForPodsReady": {"enable": True}}, "waitForPodsReady.enable"),
         ({"apiVersion": V1BETA2, "integrations": {"podOptions": {}}}, "integrations.podOptions"),
@@ -357,3 +356,13 @@ def test_metrics_are_served_securely_unless_on_loopback(
 ) -> None:
     config = parse_config({"metrics": metrics})
     assert (config.metrics_bind_address, config.metrics_secure_serving) == (address, secure)
+
+
+def test_fair_sharing_is_on_with_enable_in_v1beta1_and_with_the_section_in_v1beta2() -> None:
+    on = parse_config({"fairSharing": {"enable": True}})
+    assert on.fair_sharing.strategies_if_enabled() == (
+        "LessThanOrEqualToFinalShare",
+        "LessThanInitialShare",
+    )
+    assert parse_config({"apiVersion": V1BETA2, "fairSharing": {}}).fair_sharing.enable
+    assert parse_config({}).fair_sharing.strategies_if_enabled() is None

@@ -6,6 +6,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from kq.api.cohort import fair_weight
 from kq.api.invalid import Invalid, ParseError
 from kq.api.quotas import (
     FlavorResource,
@@ -45,6 +46,7 @@ def _ignored(spec: Mapping[str, Any]) -> tuple[str, ...]:
         found.append("spec.fairSharing")
     return tuple(found)
 
+
 MAY_STOP_SEARCH = "MayStopSearch"
 TRY_NEXT_FLAVOR = "TryNextFlavor"
 _FUNGIBILITY_ALIASES = {"Borrow": MAY_STOP_SEARCH, "Preempt": MAY_STOP_SEARCH}
@@ -81,6 +83,7 @@ class ClusterQueue:
     flavor_assigner: str = DEFAULT_FLAVOR_ASSIGNER
     preemption_policy: str = DEFAULT_PREEMPTION_POLICY
     hot_swap_policy: str = DEFAULT_HOT_SWAP
+    fair_weight: float = 1.0
     ignored: tuple[str, ...] = ()
     """Fields the manifest sets that are not Kueue's and that kq keeps but does not act on."""
     deleting: bool = False
@@ -200,9 +203,10 @@ def parse_cluster_queue(obj: Mapping[str, Any]) -> ClusterQueue | Invalid:
                 annotations.get(PREEMPTION_POLICY_ANNOTATION) or DEFAULT_PREEMPTION_POLICY
             ),
             hot_swap_policy=str(annotations.get(HOT_SWAP_ANNOTATION) or DEFAULT_HOT_SWAP),
+            fair_weight=fair_weight(spec.get("fairSharing")),
             ignored=_ignored(spec),
             deleting=meta.get("deletionTimestamp") is not None,
             quotas=quotas_by_flavor_resource(groups),
         )
-    except (KeyError, TypeError, ParseError) as error:
+    except (KeyError, TypeError, ValueError, ParseError) as error:
         return Invalid("ClusterQueue", name, "InvalidSpec", f"invalid spec: {error}")

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kq.api.invalid import Invalid, ParseError
+from kq.api.quantity import parse_quantity
 from kq.api.quotas import (
     FlavorResource,
     ResourceGroup,
@@ -22,6 +23,7 @@ class Cohort:
     parent: str | None = None
     resource_groups: tuple[ResourceGroup, ...] = ()
     quotas: Mapping[FlavorResource, ResourceQuota] = field(default_factory=dict)
+    fair_weight: float = 1.0
 
 
 def parse_cohort(obj: Mapping[str, Any]) -> Cohort | Invalid:
@@ -32,6 +34,18 @@ def parse_cohort(obj: Mapping[str, Any]) -> Cohort | Invalid:
         groups = parse_resource_groups(
             spec.get("resourceGroups"), has_parent=parent is not None, check_lending=False
         )
-        return Cohort(name, parent, groups, quotas_by_flavor_resource(groups))
-    except (KeyError, TypeError, ParseError) as error:
+        weight = fair_weight(spec.get("fairSharing"))
+        return Cohort(name, parent, groups, quotas_by_flavor_resource(groups), weight)
+    except (KeyError, TypeError, ValueError, ParseError) as error:
         return Invalid("Cohort", name, "InvalidSpec", f"invalid spec: {error}")
+
+
+def fair_weight(raw: Mapping[str, Any] | None) -> float:
+    """``fairSharing.weight`` as a number (a quantity: "0", "0.5", "2"); 1 when unset."""
+    weight = (raw or {}).get("weight")
+    if weight is None:
+        return 1.0
+    value = float(parse_quantity(weight))
+    if value < 0:
+        raise ParseError("fairSharing.weight: must not be negative")
+    return value

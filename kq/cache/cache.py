@@ -12,6 +12,7 @@ from kq.api.node import Node
 from kq.api.quotas import FlavorResource
 from kq.api.resourceflavor import ResourceFlavor
 from kq.api.topology import Topology
+from kq.cache.fair_share import DRS, dominant_resource_share
 from kq.cache.inactive import inactive_reason
 from kq.cache.quota_tree import QuotaNode, QuotaTree
 from kq.cache.snapshot import ClusterQueueSnapshot, Snapshot
@@ -177,6 +178,11 @@ class Cache:
     def usage_of(self, cq: str) -> Mapping[FlavorResource, int]:
         node = self.tree().cluster_queues.get(cq)
         return {} if node is None else self._usage.of(node)
+
+    def fair_share(self, cq: str) -> DRS | None:
+        """A ClusterQueue's dominant resource share now; ``None`` if it is not in the tree."""
+        node = self.tree().cluster_queues.get(cq)
+        return None if node is None else dominant_resource_share(self._usage, node)
 
     def inactive_reason(self, cq: str) -> tuple[str, str] | None:
         """The ``Active=False`` reason and message of a ClusterQueue; ``None`` when active."""

@@ -27,6 +27,8 @@ class QuotaNode:
     subtree: dict[FlavorResource, int] = field(default_factory=dict)
     local: dict[FlavorResource, int] = field(default_factory=dict)
     height: int = 0
+    weight: float = 1.0
+    """Its ``fairSharing.weight``."""
 
     def path(self) -> str:
         """``/root/.../name`` as in Kueue's preemption messages."""
@@ -58,6 +60,7 @@ class QuotaTree:
             self._cohort(name, cohorts)
         for cq in cluster_queues.values():
             node = self._new(cq.name, True, cq.quotas)
+            node.weight = cq.fair_weight
             if cq.cohort is not None:
                 parent = self._cohort(cq.cohort, cohorts)
                 if parent is None:
@@ -94,6 +97,7 @@ class QuotaTree:
         if name in self.cohorts:  # created while resolving a sibling branch
             return self.cohorts[name]
         node = self._new(name, False, spec.quotas if spec is not None else {})
+        node.weight = spec.fair_weight if spec is not None else 1.0
         node.parent = parent
         if parent is not None:
             parent.children.append(node)

@@ -45,6 +45,8 @@ class Snapshot:
         """Inactive ClusterQueue name → the message saying why."""
         self.flavors = flavors
         self.topology = topology or TopologyView({}, {}, {})
+        self.fair_sharing: tuple[str, ...] | None = None
+        """Fair sharing's preemption strategies when it is on; ``None`` when it is off."""
         """Nodes and kq's placements on them, for pod sets on topology flavors."""
 
     def available(self, cq: ClusterQueueSnapshot, fr: FlavorResource) -> int:

@@ -59,6 +59,7 @@ class CoreFeed:
         self.to_distrust: set[str] = set()
         """Quota holders whose admission kq does not trust (``Scheduler.untrusted``), to evict."""
         self._plugins = plugins
+        self.fair_sharing = plugins.fair_sharing is not None
         self._workloads = workloads
         self._on_change = on_change
         self._workload_classes: dict[str, int] = {}

@@ -6,6 +6,8 @@ admission that was forgotten after a conflict.
 
 from __future__ import annotations
 
+import math
+
 from prometheus_client import Gauge
 
 from kq.api.quantity import is_milli
@@ -63,6 +65,11 @@ class QueueGauges:
                 put(metrics.cluster_queue_status, (name, status), int(current))
         for name, cq in feed.cache.cluster_queues.items():
             usage = queue_usage(feed.cache, name)
+            share = feed.cache.fair_share(name) if feed.fair_sharing else None
+            if share is not None:
+                value = share.share()  # Kueue reports a borrowing zero weight as NaN
+                weighted = math.nan if math.isinf(value) else value
+                put(metrics.cluster_queue_weighted_share, (name, cq.cohort or ""), weighted)
             put(metrics.reserving_active_workloads, (name,), usage.reserving)
             put(metrics.admitted_active_workloads, (name,), usage.admitted)
             for group in cq.resource_groups:

@@ -36,7 +36,11 @@ def desired_cluster_queue_status(feed: CoreFeed, name: str) -> Object:
         active = {"type": "Active", "status": "False", "reason": invalid.reason}
         return {"conditions": [{**active, "message": invalid.message}]}
     status = cluster_queue_status(feed.cache, feed.queues, name)
-    return {**status, "conditions": [active_condition(feed.cache, name)]}
+    share = feed.cache.fair_share(name) if feed.fair_sharing else None
+    if share is not None:
+        status["fairSharing"] = {"weightedShare": share.rounded()}
+    ignored = () if feed.fair_sharing else ("spec.fairSharing",)
+    return {**status, "conditions": [active_condition(feed.cache, name, ignored)]}
 
 
 def desired_local_queue_status(feed: CoreFeed, lq: LocalQueue) -> Object:

@@ -19,7 +19,7 @@ def register_admission(manager: Manager, config: KqConfig, pm: pluggy.PluginMana
     ``pm`` is the process's plugin manager, already configured (``kq_configure``).
     """
     informers = {resource: manager.informer(resource) for resource in WATCHED}
-    plugins = load_admission_plugins(pm)
+    plugins = load_admission_plugins(pm, config.fair_sharing.strategies_if_enabled())
     observers = load_observers(pm)
     pods_ready = config.wait_for_pods_ready
 

@@ -122,6 +122,14 @@ cluster_queue_status = Gauge(
     subsystem=KUEUE,
     registry=REGISTRY,
 )
+cluster_queue_weighted_share = Gauge(
+    "cluster_queue_weighted_share",
+    "The ClusterQueue's share of borrowed resources under fair sharing: per 1000 of what the "
+    "cohort can lend, divided by its weight (int64 maximum when a zero weight borrows).",
+    [CQ, "cohort"],
+    subsystem=KUEUE,
+    registry=REGISTRY,
+)
 _RESOURCE = ["cohort", CQ, "flavor", "resource"]
 cluster_queue_resource_reservation = Gauge(
     "cluster_queue_resource_reservation",

@@ -77,7 +77,10 @@ class _Evaluator:
         self.cq = cq
         self.oracle = oracle
         policy = cq.spec.preemption
-        self.can_preempt_while_borrowing = policy.borrow_within_cohort != "Never"
+        # Under fair sharing, reclaiming is how a queue gets its fair share, borrowing or not.
+        self.can_preempt_while_borrowing = policy.borrow_within_cohort != "Never" or (
+            snapshot.fair_sharing is not None and policy.reclaim_within_cohort != "Never"
+        )
 
     def eligibility(self, flavor_name: str, pod_set: PodSet) -> str | None:
         flavor = self.snapshot.flavors.get(flavor_name)

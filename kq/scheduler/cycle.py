@@ -6,7 +6,7 @@ entries are admitted so later entries see the quota taken earlier in the same cy
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from opentelemetry import trace
@@ -21,6 +21,7 @@ from kq.scheduler.assignment import (
     assign_partially,
 )
 from kq.scheduler.decisions import Admit, Decision, Pending, Preempt
+from kq.scheduler.fair_order import fair_order
 from kq.scheduler.modes import Mode
 from kq.scheduler.placement import Unplaced
 from kq.scheduler.plugins import AdmissionPlugins
@@ -329,9 +330,13 @@ def schedule(
                         _record(span, None, nominated)
             else:
                 entries.append(nominated)
-        entries.sort(key=Entry.order_key)
+        ordered: Iterable[Entry] = (
+            fair_order(snapshot, entries)
+            if snapshot.fair_sharing is not None
+            else sorted(entries, key=Entry.order_key)
+        )
         claims = _Claims(snapshot)
-        for entry in entries:
+        for entry in ordered:
             decision = _decide(snapshot, entry, claims)
             decisions.append(decision)
             if recording:

@@ -25,6 +25,8 @@ class AdmissionPlugins:
     preemptors: Mapping[str, Preemptor]
     veto: Veto | None = None
     hot_swaps: Mapping[str, HotSwapPolicy] = field(default_factory=dict)
+    fair_sharing: tuple[str, ...] | None = None
+    """Fair sharing's preemption strategies, when the configuration turns it on."""
 
     def unknown(self, cq: ClusterQueue) -> str | None:
         """Why ``cq`` names a plugin nobody registered, or ``None``: such a queue is inactive,
@@ -54,7 +56,9 @@ def _named(kind: str) -> Registry[type]:
     return Registry(kind, lambda cls: str(cls.NAME))
 
 
-def load_admission_plugins(pm: pluggy.PluginManager) -> AdmissionPlugins:
+def load_admission_plugins(
+    pm: pluggy.PluginManager, fair_sharing: tuple[str, ...] | None = None
+) -> AdmissionPlugins:
     """Collect the registered classes, instantiate each once, and wire the veto hook."""
     strategies = collect_registrations(
         pm, "kq_register_queueing_strategies", _named("queueing strategy")
@@ -78,4 +82,5 @@ def load_admission_plugins(pm: pluggy.PluginManager) -> AdmissionPlugins:
         preemptors={name: preemptors[name]() for name in preemptors},
         veto=veto,
         hot_swaps={name: hot_swaps[name]() for name in hot_swaps},
+        fair_sharing=fair_sharing,
     )

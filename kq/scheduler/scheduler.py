@@ -45,6 +45,7 @@ class Scheduler:
     def run_cycle(self, now: float) -> CycleResult:
         """One cycle; ``now`` stamps the assumed ``QuotaReserved`` condition."""
         snapshot = self.cache.snapshot()
+        snapshot.fair_sharing = self.plugins.fair_sharing
         heads = self.queues.heads(snapshot.cluster_queues.keys())
         if not heads:
             return CycleResult((), 0)

@@ -32,12 +32,19 @@ def _flavors(cache: Cache, cq_name: str, usage: dict[FlavorResource, int]) -> li
     return out
 
 
-def active_condition(cache: Cache, name: str) -> dict[str, str]:
-    """The ClusterQueue's ``Active`` condition (the runtime adds the transition time)."""
+def active_condition(
+    cache: Cache, name: str, unused: tuple[str, ...] = ("spec.fairSharing",)
+) -> dict[str, str]:
+    """The ClusterQueue's ``Active`` condition (the runtime adds the transition time);
+    ``unused``: which of the fields kq may ignore it ignores now."""
     why = cache.inactive_reason(name)
     if why is None:
         message = "Can admit new workloads"
-        ignored = cache.cluster_queues[name].ignored
+        ignored = [
+            f
+            for f in cache.cluster_queues[name].ignored
+            if f.startswith("spec.preemption.") or f in unused
+        ]
         if ignored:
             message += f"; kq keeps but does not act on {', '.join(ignored)}"
         return {"type": "Active", "status": "True", "reason": "Ready", "message": message}

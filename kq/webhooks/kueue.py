@@ -12,8 +12,8 @@ RECLAIM_OUT_OF_COHORT_WARNING = (
     "spec.preemption.reclaimOutOfCohort is not a Kueue field; kq accepts it and does not act on it"
 )
 FAIR_SHARING_WARNING = (
-    "spec.fairSharing is kept but not used: kq does not implement fair sharing yet "
-    "(a configuration that enables it is refused)"
+    "spec.fairSharing is kept but not used: fair sharing is off in kq's configuration "
+    "(fairSharing.enable in v1beta1, a fairSharing section in v1beta2)"
 )
 NAMESPACE_SELECTOR_WARNING = (
     "spec.namespaceSelector is unset: kq admits workloads from all namespaces "
@@ -21,9 +21,12 @@ NAMESPACE_SELECTOR_WARNING = (
 )
 
 
-def kueue_validator(admission_writers: Collection[str] | None) -> Handler:
+def kueue_validator(
+    admission_writers: Collection[str] | None, fair_sharing: bool = False
+) -> Handler:
     """``admission_writers``: the users who may change a Workload's ``status.admission``
-    (kq's own identity); None lets anyone, as Kueue does."""
+    (kq's own identity); None lets anyone, as Kueue does. ``fair_sharing``: whether it is on,
+    so that weights are used."""
 
     def validate(review: Review) -> Review:
         request = request_of(review)
@@ -37,10 +40,12 @@ def kueue_validator(admission_writers: Collection[str] | None) -> Handler:
                 return denied(uid, refusal)
         if request.get("operation") not in ("CREATE", "UPDATE"):
             return allowed(uid)
+        spec = (request.get("object") or {}).get("spec") or {}
+        unused = [FAIR_SHARING_WARNING] if "fairSharing" in spec and not fair_sharing else []
         if kind == "ClusterQueue":
-            return allowed(uid, cluster_queue_warnings(request.get("object") or {}))
-        if kind == "Cohort" and "fairSharing" in ((request.get("object") or {}).get("spec") or {}):
-            return allowed(uid, [FAIR_SHARING_WARNING])
+            return allowed(uid, cluster_queue_warnings(request.get("object") or {}) + unused)
+        if kind == "Cohort" and unused:
+            return allowed(uid, unused)
         return allowed(uid)
 
     return validate
@@ -71,8 +76,6 @@ def cluster_queue_warnings(cluster_queue: dict[str, Any]) -> list[str]:
     # GKE's documentation uses this field; the API server keeps it only if the CRD allows it.
     if "reclaimOutOfCohort" in (spec.get("preemption") or {}):
         warnings.append(RECLAIM_OUT_OF_COHORT_WARNING)
-    if "fairSharing" in spec:
-        warnings.append(FAIR_SHARING_WARNING)
     if spec.get("namespaceSelector") is None:
         warnings.append(NAMESPACE_SELECTOR_WARNING)
     return warnings

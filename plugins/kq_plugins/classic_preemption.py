@@ -16,7 +16,6 @@ from kq.plugin import (
     IN_CLUSTER_QUEUE,
     IN_COHORT_RECLAIM_WHILE_BORROWING,
     IN_COHORT_RECLAMATION,
-    QUOTA_RESERVED,
     ClusterQueueSnapshot,
     FlavorResource,
     QuotaNode,
@@ -27,20 +26,8 @@ from kq.plugin import (
     hookimpl,
 )
 from kq.plugin import find_condition as find
-
-_NOW = float("inf")  # no QuotaReserved time counts as "now", i.e. the most recent
-
-
-def satisfies(policy: str, preemptor: WorkloadInfo, candidate: WorkloadInfo) -> bool:
-    if policy == "Any":
-        return True
-    if policy == "LowerPriority":
-        return candidate.priority < preemptor.priority
-    if policy == "LowerOrNewerEqualPriority":
-        return candidate.priority < preemptor.priority or (
-            candidate.priority == preemptor.priority and preemptor.queue_time < candidate.queue_time
-        )
-    return False
+from kq_plugins import fair_preemption as fair
+from kq_plugins.preemption_common import candidate_order, satisfies, uses
 
 
 class Variant(Enum):
@@ -69,20 +56,12 @@ class _Candidate:
         return condition is not None and condition.is_true
 
     def order_key(self) -> tuple[bool, bool, int, float, str]:
-        """Evicted first, other queues first, lower priority, newest reservation, UID."""
-        info = self.workload
-        reserved = find(info.obj.conditions, QUOTA_RESERVED)
-        reserved_at = reserved.last_transition_time if reserved is not None else None
-        return (
-            not self.evicted,
-            self.variant is Variant.WITHIN_CLUSTER_QUEUE,
-            info.priority,
-            -(reserved_at if reserved_at is not None else _NOW),
-            info.obj.uid or info.key,
-        )
+        return candidate_order(self.workload, self.variant is Variant.WITHIN_CLUSTER_QUEUE)
 
 
 class ClassicPreemption:
+    """Kueue's preemption: classic, or fair sharing's when the configuration turns it on."""
+
     NAME: ClassVar[str] = "ClassicPreemption"
 
     def targets(
@@ -95,6 +74,9 @@ class ClassicPreemption:
         needed = {fr for fr, amount in usage.items() if amount > snapshot.available(cq, fr)}
         if not needed:
             return ()
+        if snapshot.fair_sharing is not None:
+            fair_candidates = fair.candidates(snapshot, cq, preemptor, needed)
+            return fair.fair_targets(snapshot, cq, usage, fair_candidates, snapshot.fair_sharing)
         candidates = self._candidates(snapshot, cq, preemptor, usage, needed)
         if not candidates:
             return ()
@@ -164,10 +146,6 @@ class ClassicPreemption:
         return removed if fits else []
 
 
-def _uses(info: WorkloadInfo, needed: set[FlavorResource]) -> bool:
-    return any(fr in needed for fr in info.usage)
-
-
 def _over_quota(snapshot: Snapshot, node: QuotaNode, needed: set[FlavorResource]) -> bool:
     """Some needed FR is used beyond the node's subtree quota (its nominal, for a queue)."""
     return any(snapshot.usage.get(node, fr) > node.subtree.get(fr, 0) for fr in needed)
@@ -207,7 +185,7 @@ class _Collector:
         return [
             _Candidate(info, IN_CLUSTER_QUEUE, Variant.WITHIN_CLUSTER_QUEUE, None)
             for info in self.cq.workloads.values()
-            if _uses(info, self.needed) and satisfies(policy, self.preemptor, info)
+            if uses(info, self.needed) and satisfies(policy, self.preemptor, info)
         ]
 
     def cohort(
@@ -270,7 +248,7 @@ class _Collector:
         threshold = policy.max_priority_threshold
         found = []
         for info in queue.workloads.values():
-            if not _uses(info, self.needed):
+            if not uses(info, self.needed):
                 continue
             if not satisfies(policy.reclaim_within_cohort, preemptor, info):
                 continue

@@ -1,0 +1,39 @@
+"""What both of Kueue's preemption algorithms share: who may preempt whom, and in which order
+candidates are tried."""
+
+from __future__ import annotations
+
+from kq.plugin import EVICTED, QUOTA_RESERVED, FlavorResource, WorkloadInfo
+from kq.plugin import find_condition as find
+
+_NOW = float("inf")  # no QuotaReserved time counts as "now", i.e. the most recent
+
+
+def satisfies(policy: str, preemptor: WorkloadInfo, candidate: WorkloadInfo) -> bool:
+    if policy == "Any":
+        return True
+    if policy == "LowerPriority":
+        return candidate.priority < preemptor.priority
+    if policy == "LowerOrNewerEqualPriority":
+        return candidate.priority < preemptor.priority or (
+            candidate.priority == preemptor.priority and preemptor.queue_time < candidate.queue_time
+        )
+    return False
+
+
+def candidate_order(info: WorkloadInfo, same_queue: bool) -> tuple[bool, bool, int, float, str]:
+    """Evicted first, other queues first, lower priority, newest reservation, UID."""
+    evicted = find(info.obj.conditions, EVICTED)
+    reserved = find(info.obj.conditions, QUOTA_RESERVED)
+    reserved_at = reserved.last_transition_time if reserved is not None else None
+    return (
+        not (evicted is not None and evicted.is_true),
+        same_queue,
+        info.priority,
+        -(reserved_at if reserved_at is not None else _NOW),
+        info.obj.uid or info.key,
+    )
+
+
+def uses(info: WorkloadInfo, needed: set[FlavorResource]) -> bool:
+    return any(fr in needed for fr in info.usage)
