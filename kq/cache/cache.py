@@ -184,6 +184,11 @@ class Cache:
         node = self.tree().cluster_queues.get(cq)
         return None if node is None else dominant_resource_share(self._usage, node)
 
+    def cohort_share(self, cohort: str) -> DRS | None:
+        """A Cohort's dominant resource share now (0 for a root); ``None`` if unknown."""
+        node = self.tree().cohorts.get(cohort)
+        return None if node is None else dominant_resource_share(self._usage, node)
+
     def inactive_reason(self, cq: str) -> tuple[str, str] | None:
         """The ``Active=False`` reason and message of a ClusterQueue; ``None`` when active."""
         self.tree()

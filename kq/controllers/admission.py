@@ -139,6 +139,7 @@ class AdmissionController:
             self.informers[CLUSTER_QUEUES].store,
             self.informers[LOCAL_QUEUES].store,
             self._is_leader,
+            self.informers[COHORTS].store,
         )
         self.decisions = DecisionWriter(
             self.feed,

@@ -67,8 +67,7 @@ class QueueGauges:
             usage = queue_usage(feed.cache, name)
             share = feed.cache.fair_share(name) if feed.fair_sharing else None
             if share is not None:
-                value = share.share()  # Kueue reports a borrowing zero weight as NaN
-                weighted = math.nan if math.isinf(value) else value
+                weighted = _weighted(share.share())
                 put(metrics.cluster_queue_weighted_share, (name, cq.cohort or ""), weighted)
             put(metrics.reserving_active_workloads, (name,), usage.reserving)
             put(metrics.admitted_active_workloads, (name,), usage.admitted)
@@ -86,6 +85,16 @@ class QueueGauges:
                             usage.admitted_usage.get(fr, 0) / scale,
                         )
                         put(metrics.cluster_queue_nominal_quota, row, quota.nominal / scale)
+        if feed.fair_sharing:
+            for cohort in feed.cache.tree().cohorts:
+                drs = feed.cache.cohort_share(cohort)
+                if drs is not None:
+                    put(metrics.cohort_weighted_share, (cohort,), _weighted(drs.share()))
         for gauge, stale in self._series - seen:
             gauge.remove(*stale)
         self._series = seen
+
+
+def _weighted(share: float) -> float:
+    """Kueue reports a borrowing zero weight's infinite share as NaN."""
+    return math.nan if math.isinf(share) else share

@@ -14,7 +14,7 @@ from kq.controllers.metrics import QueueGauges
 from kq.controllers.patches import find
 from kq.runtime.client import KubeClient
 from kq.runtime.errors import ApiError
-from kq.runtime.resources import CLUSTER_QUEUES, LOCAL_QUEUES, Resource
+from kq.runtime.resources import CLUSTER_QUEUES, COHORTS, LOCAL_QUEUES, Resource
 from kq.runtime.store import Store
 from kq.scheduler.status import (
     active_condition,
@@ -43,12 +43,20 @@ def desired_cluster_queue_status(feed: CoreFeed, name: str) -> Object:
     return {**status, "conditions": [active_condition(feed.cache, name, ignored)]}
 
 
+def desired_cohort_status(feed: CoreFeed, name: str) -> Object | None:
+    """A Cohort's fair sharing status; kq writes nothing else there, nor anything when off."""
+    share = feed.cache.cohort_share(name) if feed.fair_sharing else None
+    return None if share is None else {"fairSharing": {"weightedShare": share.rounded()}}
+
+
 def desired_local_queue_status(feed: CoreFeed, lq: LocalQueue) -> Object:
     status = local_queue_status(feed.cache, feed.queues, lq)
     return {**status, "conditions": [local_queue_active_condition(feed.cache, lq)]}
 
 
 def _without_times(status: Mapping[str, Any]) -> Object:
+    if "conditions" not in status:
+        return dict(status)
     conditions = [
         {k: v for k, v in c.items() if k != "lastTransitionTime"}
         for c in status.get("conditions") or ()
@@ -59,6 +67,8 @@ def _without_times(status: Mapping[str, Any]) -> Object:
 def _stamped(desired: Object, current: Mapping[str, Any]) -> Object:
     """Transition times: kept while a condition's status stays, now when it flips."""
     now = rfc3339(time.time())
+    if "conditions" not in desired:
+        return desired
     conditions = []
     for cond in desired["conditions"]:
         old = find(current.get("conditions") or (), cond["type"])
@@ -78,11 +88,13 @@ class QueueStatusWriter:
         cluster_queues: Store,
         local_queues: Store,
         is_leader: Callable[[], bool],
+        cohorts: Store | None = None,
     ) -> None:
         self._client = client
         self._feed = feed
         self._cluster_queues = cluster_queues
         self._local_queues = local_queues
+        self._cohorts = cohorts
         self._is_leader = is_leader
         # What we last wrote, so a burst of cycles before the watch catches up writes once.
         self._written: dict[tuple[str, str], Object] = {}
@@ -100,11 +112,17 @@ class QueueStatusWriter:
             lq = self._feed.queues.local_queues.get(f"{meta['namespace']}/{meta['name']}")
             if lq is not None:
                 await self._write(LOCAL_QUEUES, obj, desired_local_queue_status(self._feed, lq))
+        for obj in self._cohorts.values() if self._cohorts is not None else ():
+            share = desired_cohort_status(self._feed, obj["metadata"]["name"])
+            if share is not None:
+                await self._write(COHORTS, obj, share)
 
     async def _write(self, resource: Resource, obj: Object, desired: Object) -> None:
         meta = obj["metadata"]
         key = (resource.kind, f"{meta.get('namespace', '')}/{meta['name']}")
         current = obj.get("status") or {}
+        if resource is COHORTS:  # kq owns only part of a Cohort's status
+            current = {k: v for k, v in current.items() if k in desired}
         if _without_times(current) == desired or self._written.get(key) == desired:
             return
         if not self._is_leader():

@@ -130,6 +130,13 @@ cluster_queue_weighted_share = Gauge(
     subsystem=KUEUE,
     registry=REGISTRY,
 )
+cohort_weighted_share = Gauge(
+    "cohort_weighted_share",
+    "The Cohort's share of borrowed resources under fair sharing, as the ClusterQueues'.",
+    ["cohort"],
+    subsystem=KUEUE,
+    registry=REGISTRY,
+)
 _RESOURCE = ["cohort", CQ, "flavor", "resource"]
 cluster_queue_resource_reservation = Gauge(
     "cluster_queue_resource_reservation",

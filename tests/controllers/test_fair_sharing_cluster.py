@@ -14,7 +14,7 @@ from kq.config import PluginsConfig
 from kq.controllers.admission import AdmissionController
 from kq.plugins import build_plugin_manager
 from kq.runtime.client import KubeClient
-from kq.runtime.resources import CLUSTER_QUEUES, WORKLOADS
+from kq.runtime.resources import CLUSTER_QUEUES, COHORTS, WORKLOADS
 from kq.scheduler.plugins import load_admission_plugins
 from tests.controllers.conftest import LeaderGate
 from tests.controllers.helpers import (
@@ -73,6 +73,19 @@ async def test_a_queue_reclaims_by_fair_sharing_and_its_share_is_reported(
     # a borrows all 4 of b's cpus: 4 borrowed per 1000 of the 8 the cohort can lend.
     await eventually(lambda: weighted_share(client, a, 500), "a's weightedShare 500")
     await eventually(lambda: weighted_share(client, b, 0), "b's weightedShare 0")
+    # A root Cohort never borrows: its share is 0, written beside whatever else its status holds.
+    apply(cluster, kubectl_cache, {"apiVersion": "kueue.x-k8s.io/v1beta1", "kind": "Cohort",
+                                   "metadata": {"name": cohort}, "spec": {}})  # fmt: skip
+
+    async def cohort_share() -> dict[str, Any] | None:
+        obj = await client.get(COHORTS, cohort)
+        return (
+            obj
+            if ((obj.get("status") or {}).get("fairSharing") or {}) == {"weightedShare": 0}
+            else None
+        )
+
+    await eventually(cohort_share, "the Cohort's weightedShare")
     apply(cluster, kubectl_cache, workload(ns, "b0", "qb", {"cpu": 2}))
 
     async def one_evicted() -> list[dict[str, Any]] | None:

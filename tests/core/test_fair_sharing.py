@@ -198,3 +198,22 @@ def test_the_second_strategy_evicts_from_a_zero_weight_queue_the_first_refuses()
     o = only_final.submit("o", "qo", {"cpu": 3})
     [result] = only_final.run(1)
     assert not isinstance(result.by_key[o], Preempt)
+
+
+def test_a_child_cohort_borrowing_from_its_parent_has_a_share() -> None:
+    world = fair_world()
+    world.cohort("c1", parent="root")
+    world.cohort("c2", parent="root")
+    world.cluster_queue("a", [{"default": {"cpu": 4}}], "c1")
+    world.cluster_queue("b", [{"default": {"cpu": 4}}], "c1")
+    world.cluster_queue("lender", [{"default": {"cpu": 8}}], "c2")
+    world.local_queue("default", "qa", "a")
+    world.submit("big", "qa", {"cpu": 12})
+    world.run(2)
+    c1 = world.cache.cohort_share("c1")
+    assert c1 is not None
+    assert c1.rounded() == 250  # 4 over its 8, per 1000 of the 16 the root can lend
+    assert share(world, "a") == 8 * 1000 / 16
+    root = world.cache.cohort_share("root")
+    assert root is not None
+    assert root.rounded() == 0

@@ -71,6 +71,8 @@ USED = (
     Use("kueue.x-k8s.io", "workloads/status", ("patch",)),
     Use("kueue.x-k8s.io", "clusterqueues/status", ("patch",)),
     Use("kueue.x-k8s.io", "localqueues/status", ("patch",)),
+    # Fair sharing's weightedShare (kq/controllers/queue_status.py).
+    Use("kueue.x-k8s.io", "cohorts/status", ("patch",)),
     # The Active condition kq writes from each check controller's activity
     # (kq/admissionchecks).
     Use("kueue.x-k8s.io", "admissionchecks/status", ("patch",)),
