@@ -33,7 +33,7 @@ from kq.api.resourceflavor import ResourceFlavor
 from kq.api.selectors import LabelSelector
 from kq.api.workload import PodSet, Workload
 from kq.cache.cache import Cache
-from kq.config import PluginsConfig
+from kq.config import FairSharing, PluginsConfig
 from kq.plugins import build_plugin_manager
 from kq.queue.manager import QueueManager
 from kq.scheduler.decisions import Admit, Preempt
@@ -282,13 +282,21 @@ def main(argv: list[str]) -> None:
         "--trace", action="store_true", help="record every span (SDK provider, spans discarded)"
     )
     parser.add_argument("--json", type=Path, help="also write the figures to this file")
+    parser.add_argument(
+        "--fair-sharing", action="store_true", help="with fair sharing on (both strategies)"
+    )
     args = parser.parse_args(argv)
     if args.trace:
         provider = TracerProvider()
         provider.add_span_processor(SimpleSpanProcessor(_Discard()))
         trace.set_tracer_provider(provider)
-    plugins = load_admission_plugins(build_plugin_manager(PluginsConfig()))
-    report: dict[str, Any] = {"mode": "A", "tracing": bool(args.trace)}
+    strategies = FairSharing().preemption_strategies if args.fair_sharing else None
+    plugins = load_admission_plugins(build_plugin_manager(PluginsConfig()), strategies)
+    report: dict[str, Any] = {
+        "mode": "A",
+        "tracing": bool(args.trace),
+        "fair_sharing": bool(args.fair_sharing),
+    }
     if not args.scale_only:
         report["drain"] = drain(plugins)
         report["baseline"] = baseline(plugins)
