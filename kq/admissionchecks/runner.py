@@ -298,8 +298,8 @@ async def register_admission_checks(
     manager: Manager, pm: pluggy.PluginManager, namespace: str
 ) -> CheckRunner:
     """The plugins' controllers as the leader-only runnable ``admission-checks``."""
-    recorder = EventRecorder(manager.client, "kq-admission-checks", namespace)
+    recorder = EventRecorder(manager.leader_client, "kq-admission-checks", namespace)
     served, idle = await served_controllers(manager.client, check_controllers(pm))
-    runner = CheckRunner(manager.client, served, manager.informer, recorder, idle=idle)
+    runner = CheckRunner(manager.leader_client, served, manager.informer, recorder, idle=idle)
     manager.add(NAME, runner.run, leader_only=True)
     return runner

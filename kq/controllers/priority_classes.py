@@ -101,6 +101,6 @@ def _names(spec: Mapping[str, Any], wpc: str) -> bool:
 def register_priority_classes(manager: Manager) -> PriorityClassController:
     """Share the manager's informers; the controller writes only while this replica leads."""
     informers = {resource: manager.informer(resource) for resource in WATCHED}
-    controller = PriorityClassController(manager.client, informers)
+    controller = PriorityClassController(manager.leader_client, informers)
     manager.add(NAME, controller.run, leader_only=True)
     return controller

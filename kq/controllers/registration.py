@@ -14,8 +14,9 @@ from kq.scheduler.plugins import load_admission_plugins
 def register_admission(manager: Manager, config: KqConfig, pm: pluggy.PluginManager) -> None:
     """Share the manager's informers and add the controller as a leader-only runnable.
 
-    It starts when this replica is elected and is cancelled when leadership is lost, so it
-    writes only while leading; its handlers replay the informers' stores when it starts.
+    It starts when this replica is elected and is cancelled when leadership is lost; until
+    then (a paused process notices late) its writes, retries included, are gated on the
+    manager's ``is_leading``. Its handlers replay the informers' stores when it starts.
     ``pm`` is the process's plugin manager, already configured (``kq_configure``).
     """
     informers = {resource: manager.informer(resource) for resource in WATCHED}
@@ -25,7 +26,8 @@ def register_admission(manager: Manager, config: KqConfig, pm: pluggy.PluginMana
 
     async def start() -> None:
         await run_admission(
-            manager.client,
+            manager.leader_client,
+            is_leader=manager.is_leading,
             plugins=plugins,
             informers=informers,
             event_namespace=config.namespace,

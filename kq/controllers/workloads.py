@@ -226,10 +226,10 @@ WORKLOAD_GROUP_KIND = "Workload.kueue.x-k8s.io"
 def register_workload_lifecycle(manager: Manager, config: KqConfig) -> WorkloadLifecycle:
     """Share the manager's informers; the controller writes only while this replica leads."""
     informers = {resource: manager.informer(resource) for resource in WATCHED}
-    recorder = EventRecorder(manager.client, "kq-workload", config.namespace)
+    recorder = EventRecorder(manager.leader_client, "kq-workload", config.namespace)
     pods_ready = config.wait_for_pods_ready
     lifecycle = WorkloadLifecycle(
-        manager.client,
+        manager.leader_client,
         informers,
         recorder,
         workers=config.workers(WORKLOAD_GROUP_KIND),

@@ -251,14 +251,14 @@ async def register_job_integrations(
     """Attach the job controllers to ``kq run``'s manager; ``kq.app`` serves their webhooks
     (``integrations``, ``facts``).
 
-    The runnable is leader-only, so ``is_leader`` is constantly true: a replica that loses
-    the lease stops its runnables (and exits).
+    The runnable is leader-only: a replica that loses the lease stops its runnables (and
+    exits); until then its writes, retries included, wait on the manager's ``is_leading``.
     """
     controllers = await JobControllers.create(
-        manager.client,
+        manager.leader_client,
         pm,
         config=config,
-        is_leader=lambda: True,
+        is_leader=manager.is_leading,
         workers=workers,
         informer_for=manager.informer,
     )

@@ -14,6 +14,8 @@ _sequence = itertools.count()
 _SHAPE_FAILED = (RequeueReason.NO_FIT, RequeueReason.PREEMPTION_NO_CANDIDATES)
 
 _Entry = tuple[tuple[int, float, str], int, str]
+Words = tuple[str, str]
+"""A pending reason and message, as a cycle gave them to a head that did not fit."""
 
 
 class PendingQueue:
@@ -35,6 +37,11 @@ class PendingQueue:
         self._heads: list[tuple[tuple[int, float, str], int, Shape]] = []
         self.parked_shapes: set[Shape] = set()
         """Shapes that failed since the last requeue: their workloads, arrivals too, wait."""
+        # No cycle tries a parked shape's other workloads, so nothing else would say why they
+        # wait: they are told the words of the head that parked it, each once, without a try.
+        self._parked_words: dict[Shape, Words] = {}
+        self._untold: dict[Shape, set[str]] = {}  # queued since the shape last parked, untried
+        self._to_tell: dict[str, Words] = {}
         self.inadmissible: dict[str, WorkloadInfo] = {}
         """Workloads parked one by one (not by shape) until a requeue or their own update."""
         self.inflight: dict[str, WorkloadInfo] = {}
@@ -66,8 +73,13 @@ class PendingQueue:
         one by one): parked still if nothing that decides its fit changed, as upstream."""
         if parked is not None and same_for_queueing(parked, info):
             self.park(info)
+            return
+        self.push(info)
+        words = self._parked_words.get(info.shape)
+        if words is None:
+            self._untold.setdefault(info.shape, set()).add(info.key)
         else:
-            self.push(info)
+            self._to_tell[info.key] = words
 
     def push(self, info: WorkloadInfo) -> None:
         """Add or replace ``info`` among the queued (leaving any parked or in-flight copy)."""
@@ -89,11 +101,16 @@ class PendingQueue:
         if entry is None:
             return None
         shape = entry[0].shape
+        self._to_tell.pop(key, None)
         left = self._shape_sizes[shape] - 1
         if left:
             self._shape_sizes[shape] = left
+            untold = self._untold.get(shape)
+            if untold:
+                untold.discard(key)
         else:
             del self._shape_sizes[shape], self._shapes[shape]
+            self._untold.pop(shape, None)
         return entry[0]
 
     def delete(self, key: str) -> bool:
@@ -157,8 +174,11 @@ class PendingQueue:
         self._popped_at[info.key] = self._requeue_generation
         return info
 
-    def requeue(self, info: WorkloadInfo, reason: RequeueReason) -> None:
-        """Return a head after a cycle: back to the heap, or parked, as the strategy says."""
+    def requeue(
+        self, info: WorkloadInfo, reason: RequeueReason, words: Words | None = None
+    ) -> None:
+        """Return a head after a cycle: back to the heap, or parked, as the strategy says.
+        ``words``: what the cycle said of it, which a shape parked with it passes on."""
         if self.inflight.pop(info.key, None) is None:
             return  # deleted or replaced while in flight
         popped_at = self._popped_at.pop(info.key, -1)
@@ -170,6 +190,10 @@ class PendingQueue:
             # Every workload of this shape would fail the same way until a requeue.
             self.parked_shapes.add(info.shape)
             self.push(info)
+            if words is not None:
+                self._parked_words[info.shape] = words
+                for key in self._untold.pop(info.shape, ()):
+                    self._to_tell[key] = words
         else:
             self.inadmissible[info.key] = info
 
@@ -186,6 +210,14 @@ class PendingQueue:
             return []
         return [info for key, (info, _) in self._queued.items() if key != head]
 
+    def take_parked_words(self) -> list[tuple[WorkloadInfo, Words]]:
+        """Queued workloads to be told their parked shape's words, each handed out once."""
+        if not self._to_tell:
+            return []
+        told = [(self._queued[key][0], words) for key, words in self._to_tell.items()]
+        self._to_tell.clear()
+        return told
+
     def done(self, key: str) -> None:
         """The head was admitted; it leaves the queue."""
         self.inflight.pop(key, None)
@@ -200,6 +232,10 @@ class PendingQueue:
         for shape in self.parked_shapes:
             moved += self._shape_sizes.get(shape, 0)
         shapes, self.parked_shapes = self.parked_shapes, set()
+        self._parked_words.clear()
+        for key in self._to_tell:  # not told yet, and tried soon: untold again
+            self._untold.setdefault(self._queued[key][0].shape, set()).add(key)
+        self._to_tell.clear()
         for shape in shapes:
             self._reheads(shape)
         parked = [i for i in self.inadmissible.values() if not i.obj.awaiting_requeue]

@@ -6,7 +6,7 @@ from collections.abc import Collection, Iterable, Mapping
 
 from kq.api.localqueue import LocalQueue
 from kq.api.workload import Workload
-from kq.queue.cluster_queue import PendingQueue
+from kq.queue.cluster_queue import PendingQueue, Words
 from kq.queue.requeue import RequeueReason
 from kq.queue.strategy import QueueingStrategy
 from kq.workload.info import WorkloadInfo, new_info
@@ -99,15 +99,21 @@ class QueueManager:
                 heads.append(head)
         return heads
 
-    def requeue(self, info: WorkloadInfo, reason: RequeueReason) -> None:
+    def requeue(
+        self, info: WorkloadInfo, reason: RequeueReason, words: Words | None = None
+    ) -> None:
         queue = self.queues.get(info.cluster_queue)
         if queue is not None:
-            queue.requeue(info, reason)
+            queue.requeue(info, reason, words)
 
     def held_behind(self, cq: str, head: str, reason: RequeueReason) -> list[WorkloadInfo]:
         """Who waits behind the head ``head`` of ``cq`` (see ``PendingQueue.held_behind``)."""
         queue = self.queues.get(cq)
         return [] if queue is None else queue.held_behind(head, reason)
+
+    def take_parked_words(self) -> list[tuple[WorkloadInfo, Words]]:
+        """Workloads that joined a parked shape, with its head's words (see ``PendingQueue``)."""
+        return [told for queue in self.queues.values() for told in queue.take_parked_words()]
 
     def admitted(self, key: str) -> None:
         """The head got quota; it is no longer pending."""

@@ -10,15 +10,15 @@ kubernetes_asyncio's aiohttp session.
 from __future__ import annotations
 
 import asyncio
+import copy
 import re
-import ssl
 from collections import Counter
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
-from urllib.parse import quote, urlencode, urlsplit
+from urllib.parse import quote, urlencode
 
 import aiohttp
 import structlog
@@ -29,8 +29,8 @@ from kubernetes_asyncio import config as k8s_config
 
 from kq import __version__, jsoncodec
 from kq.runtime.backoff import Backoff, parse_retry_after
-from kq.runtime.errors import ApiError
-from kq.runtime.http import ConnectionPool
+from kq.runtime.errors import ApiError, Fenced
+from kq.runtime.http import connection_pool
 from kq.runtime.ratelimit import TokenBucket
 from kq.runtime.resources import Resource
 
@@ -83,7 +83,8 @@ class KubeClient:
         self._limiters: dict[str, TokenBucket] = {}
         self.requests: Counter[tuple[str, str]] = Counter()
         """Requests sent, by (method, kind key as ``kind_key``): what benchmarks report."""
-        self._pool, self._base_path = _connection_pool(api)
+        self._pool, self._base_path = connection_pool(api)
+        self._guard: Callable[[], bool] | None = None
 
     @classmethod
     async def connect(
@@ -91,6 +92,16 @@ class KubeClient:
     ) -> KubeClient:
         configuration = await load_configuration(kubeconfig)
         return cls(k8s_client.ApiClient(configuration), settings or ClientSettings())
+
+    def fenced(self, guard: Callable[[], bool]) -> KubeClient:
+        """This client (its connections, limits and counts) for work that may write only while
+        ``guard()`` holds. It is asked right before each write goes out, every retry included:
+        a write decided under a lease must not be sent once the lease may be someone else's.
+        A refused write raises ``Fenced``; reads and watches are not guarded. Close the
+        original, not this view."""
+        view = copy.copy(self)
+        view._guard = guard
+        return view
 
     async def close(self) -> None:
         if self._pool is not None:
@@ -119,6 +130,7 @@ class KubeClient:
         api = self._api
         rest = api.rest_client
         headers, params = await self._headers(content_type, query)
+        self._check_guard(method, path)
         url = f"{api.configuration.host}{path}"
         if params:
             url += "?" + urlencode(params)
@@ -146,6 +158,10 @@ class KubeClient:
         await limiter.acquire()
         self.requests[method, kind] += 1
 
+    def _check_guard(self, method: str, path: str) -> None:
+        if self._guard is not None and method != "GET" and not self._guard():
+            raise Fenced(method, path)
+
     async def _headers(self, content_type: str, query: Query) -> tuple[dict[str, str], Query]:
         """Headers (auth refreshed as its configuration says) and query for one request."""
         api = self._api
@@ -171,6 +187,7 @@ class KubeClient:
                 return response.status, headers, raw
         await self._take_token(method, path)
         headers, params = await self._headers(content_type, query)
+        self._check_guard(method, path)  # after the waits above, just before it goes out
         target = self._base_path + path
         if _UNSAFE_IN_PATH(target):
             target = quote(target, safe=_PATH_SAFE)
@@ -388,31 +405,3 @@ def _encode(body: Object) -> bytes:
 # Characters a request target keeps as they are (RFC 3986 pchar, '/', and existing escapes).
 _PATH_SAFE = "/%:@!$&'()*+,;=-._~"
 _UNSAFE_IN_PATH = re.compile(r"[^A-Za-z0-9/%:@!$&'()*+,;=\-._~]").search
-
-
-def _connection_pool(api: k8s_client.ApiClient) -> tuple[ConnectionPool | None, str]:
-    """kq's own connections to the configured server, and the server URL's path prefix;
-    none behind a proxy, which aiohttp's session handles."""
-    configuration = api.configuration
-    url = urlsplit(str(configuration.host))
-    if api.rest_client.proxy or url.scheme not in ("http", "https") or not url.hostname:
-        return None, ""
-    tls = None
-    if url.scheme == "https":
-        # As kubernetes_asyncio builds the context of its own session.
-        tls = ssl.create_default_context(cafile=configuration.ssl_ca_cert)
-        if configuration.cert_file:
-            tls.load_cert_chain(configuration.cert_file, keyfile=configuration.key_file)
-        if not configuration.verify_ssl:
-            tls.check_hostname = False
-            tls.verify_mode = ssl.CERT_NONE
-        if getattr(configuration, "disable_strict_ssl_verification", False):
-            tls.verify_flags &= ~ssl.VERIFY_X509_STRICT
-    pool = ConnectionPool(
-        url.hostname,
-        url.port or (443 if tls is not None else 80),
-        tls=tls,
-        server_hostname=configuration.tls_server_name,
-        limit=configuration.connection_pool_maxsize,
-    )
-    return pool, url.path.rstrip("/")

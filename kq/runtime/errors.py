@@ -40,3 +40,15 @@ class ApiError(Exception):
     def expired(self) -> bool:
         """The resourceVersion is too old (410 Gone): the caller must list again."""
         return self.status == 410
+
+
+class Fenced(ApiError):
+    """A write not sent: the client's guard said this process may no longer write (it lost
+    its lease). Never retried: the decision behind it was made under a lease that is gone."""
+
+    def __init__(self, method: str, path: str) -> None:
+        super().__init__(0, f"{method} {path}: not sent, no longer leading", reason="Fenced")
+
+    @property
+    def retriable(self) -> bool:
+        return False

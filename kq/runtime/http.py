@@ -12,6 +12,9 @@ from __future__ import annotations
 import asyncio
 import ssl
 from dataclasses import dataclass
+from urllib.parse import urlsplit
+
+from kubernetes_asyncio import client as k8s_client
 
 _CRLF = b"\r\n"
 _HEAD_END = b"\r\n\r\n"
@@ -164,3 +167,31 @@ async def _read_chunked(reader: asyncio.StreamReader) -> bytes:
             return b"".join(parts)
         parts.append(await reader.readexactly(size))
         await reader.readexactly(2)
+
+
+def connection_pool(api: k8s_client.ApiClient) -> tuple[ConnectionPool | None, str]:
+    """kq's own connections to the configured server, and the server URL's path prefix;
+    none behind a proxy, which aiohttp's session handles."""
+    configuration = api.configuration
+    url = urlsplit(str(configuration.host))
+    if api.rest_client.proxy or url.scheme not in ("http", "https") or not url.hostname:
+        return None, ""
+    tls = None
+    if url.scheme == "https":
+        # As kubernetes_asyncio builds the context of its own session.
+        tls = ssl.create_default_context(cafile=configuration.ssl_ca_cert)
+        if configuration.cert_file:
+            tls.load_cert_chain(configuration.cert_file, keyfile=configuration.key_file)
+        if not configuration.verify_ssl:
+            tls.check_hostname = False
+            tls.verify_mode = ssl.CERT_NONE
+        if getattr(configuration, "disable_strict_ssl_verification", False):
+            tls.verify_flags &= ~ssl.VERIFY_X509_STRICT
+    pool = ConnectionPool(
+        url.hostname,
+        url.port or (443 if tls is not None else 80),
+        tls=tls,
+        server_hostname=configuration.tls_server_name,
+        limit=configuration.connection_pool_maxsize,
+    )
+    return pool, url.path.rstrip("/")

@@ -3,13 +3,19 @@
 Candidates judge expiry by how long *they* have watched the same lease record stay unchanged,
 never by comparing the holder's clock with their own. The leader gives up the moment it has not
 renewed for ``renew_deadline``, which is shorter than the ``lease_duration`` others wait, so two
-leaders never overlap; on loss the caller's leader-only work is cancelled at once (fencing) and
+leaders never overlap; on loss the caller's leader-only work is cancelled at once and
 ``LeadershipLost`` propagates so the process exits, as controller-runtime's manager does.
+
+Cancelling comes only when the renew loop wakes, though, and a paused process (a frozen VM,
+SIGSTOP) resumes with writes in hand that were decided while it led. ``leading`` is the gate
+leader-only writers ask right before each write: true only while the last renewal was sent
+less than ``renew_deadline`` ago, so a leader resumed after that writes nothing.
 """
 
 from __future__ import annotations
 
 import asyncio
+import math
 import random
 import socket
 import time
@@ -54,8 +60,17 @@ class LeaderElector:
         self.settings = settings
         self._observed: dict[str, Any] | None = None  # last lease object seen
         self._observed_at = 0.0  # monotonic time its record last changed
+        # When the last successful acquire or renewal was sent: the server wrote it later, so
+        # others start waiting out the lease no earlier than this.
+        self._renewed_at = -math.inf
         self.is_leader = False
         self._log = log.bind(lease=settings.name, identity=settings.identity)
+
+    def leading(self) -> bool:
+        """Whether leader-only work may write now: this replica holds the lease and renewed it
+        less than ``renew_deadline`` ago (client-go's leader stops at that deadline)."""
+        elapsed = time.monotonic() - self._renewed_at
+        return self.is_leader and elapsed < self.settings.renew_deadline
 
     async def run(self, leading: Callable[[], Coroutine[Any, Any, None]]) -> None:
         """Block until elected, then run ``leading`` until cancelled or leadership is lost."""
@@ -82,32 +97,33 @@ class LeaderElector:
         self._log.info("became leader")
 
     async def _renew_until_lost(self) -> None:
-        renewed = time.monotonic()
+        deadline = self.settings.renew_deadline
         while True:
             await asyncio.sleep(self.settings.retry_period)
-            remaining = renewed + self.settings.renew_deadline - time.monotonic()
-            ok = False
+            remaining = self._renewed_at + deadline - time.monotonic()
             if remaining > 0:
                 try:
                     async with asyncio.timeout(remaining):
-                        ok = await self._attempt()
+                        await self._attempt()
                 except TimeoutError:
-                    ok = False
-            if ok:
-                renewed = time.monotonic()
-            elif time.monotonic() - renewed >= self.settings.renew_deadline:
+                    pass
+            if time.monotonic() - self._renewed_at >= deadline:
                 self.is_leader = False
                 self._log.error("leadership lost: lease not renewed within the renew deadline")
                 raise LeadershipLost(self.settings.name)
 
     async def _attempt(self) -> bool:
         """One acquire-or-renew round trip; False when someone else holds a live lease."""
+        sent = time.monotonic()
         try:
-            return await self._try_acquire_or_renew()
+            ok = await self._try_acquire_or_renew()
         except ApiError as exc:
             if not exc.conflict:
                 self._log.warning("lease update failed", error=str(exc))
             return False
+        if ok:
+            self._renewed_at = sent
+        return ok
 
     async def _try_acquire_or_renew(self) -> bool:
         s = self.settings

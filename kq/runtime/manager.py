@@ -1,7 +1,9 @@
 """What runs in the controller process: shared informers and named runnables.
 
 Later controllers attach here: they ask for the informer of a kind (one per kind, shared) and
-add their loops as runnables, marked leader-only when they write decisions (admission).
+add their loops as runnables, marked leader-only when they write decisions (admission). Those
+write through ``leader_client`` and may ask ``is_leading``: both follow the process's leader
+elector, so a write goes out only while this replica's lease is fresh.
 """
 
 from __future__ import annotations
@@ -40,6 +42,17 @@ class Manager:
         self._settings = settings
         self._informers: dict[Resource, Informer] = {}
         self.runnables: list[Runnable] = []
+        self._leading: Callable[[], bool] = _always  # no election: the only replica leads
+        self.leader_client = client.fenced(self.is_leading)
+        """The client of leader-only work: writes go out only while ``is_leading()``."""
+
+    def is_leading(self) -> bool:
+        """Whether leader-only work may write now (see ``LeaderElector.leading``)."""
+        return self._leading()
+
+    def follow(self, leading: Callable[[], bool]) -> None:
+        """Gate leader-only writes on the elector's ``leading``."""
+        self._leading = leading
 
     def informer(self, resource: Resource) -> Informer:
         """The shared informer of a kind, created on first request."""
@@ -60,3 +73,7 @@ class Manager:
 
     def not_synced(self) -> list[str]:
         return [i.resource.kind for i in self._informers.values() if not i.has_synced]
+
+
+def _always() -> bool:
+    return True

@@ -173,7 +173,9 @@ async def _lead(config: KqConfig, manager: Manager) -> None:
         renew_deadline=election.renew_deadline,
         retry_period=election.retry_period,
     )
-    await LeaderElector(manager.client, settings).run(leading)
+    elector = LeaderElector(manager.client, settings)
+    manager.follow(elector.leading)
+    await elector.run(leading)
 
 
 def main(args: argparse.Namespace, setup: Setup | None = None) -> int:

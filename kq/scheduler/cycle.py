@@ -65,8 +65,9 @@ class CycleResult:
     admitted: int = 0
     by_key: Mapping[str, Decision] = field(default_factory=dict)
     held: tuple[Pending, ...] = ()
-    """Words for workloads queued behind a head that blocks its queue (``kq.scheduler.held``);
-    not heads, so not in ``decisions``, which observers and metrics count."""
+    """Words for workloads no cycle looks at: queued behind a head that blocks its queue, or in
+    a parked shape (``kq.scheduler.held``); not heads, so not in ``decisions``, which observers
+    and metrics count."""
 
 
 class _Oracle:

@@ -1,9 +1,12 @@
-"""Pending words for workloads held behind a head that blocks its queue (StrictFIFO).
+"""Pending words for workloads no cycle looks at: held behind a head that blocks its queue
+(StrictFIFO), or queued in a shape parked with its head (BestEffortFIFO).
 
-No cycle looks at them, so no decision explains them. Kueue v0.19's workload controller
-gives a workload the scheduler has not evaluated the reason ``PendingEvaluation`` and the
-message "Workload is pending evaluation in the scheduling queue"; kq gives the same and adds
-the head it waits behind, which the cycle that found the head unable to fit knows.
+No decision explains them. Kueue v0.19's workload controller gives a workload the scheduler
+has not evaluated the reason ``PendingEvaluation`` and the message "Workload is pending
+evaluation in the scheduling queue"; kq gives the same and adds the head it waits behind,
+which the cycle that found the head unable to fit knows. A workload of a parked shape would
+fail as its head did (Kueue tries it and says so; kq parks equivalent shapes together), so
+it is told the head's words.
 """
 
 from __future__ import annotations
@@ -42,19 +45,34 @@ def held_words(queues: QueueManager, decisions: Iterable[Decision]) -> tuple[Pen
         if not held:
             continue
         message = held_message(decision.key, cq, queues.queues[cq].strategy.NAME)
-        words.extend(_words(info, message) for info in held if not _says(info, message))
+        words.extend(
+            _words(info, PENDING_EVALUATION, message)
+            for info in held
+            if not _says(info, PENDING_EVALUATION, message)
+        )
     return tuple(words)
 
 
-def _says(info: WorkloadInfo, message: str) -> bool:
+def parked_words(queues: QueueManager) -> tuple[Pending, ...]:
+    """Words for the workloads that joined a parked shape since the last cycle (arrivals, and
+    those queued untried when it parked): its head's, each handed out once by the queues, and
+    skipped when the status says them already (our own write of them coming back)."""
+    return tuple(
+        _words(info, reason, message)
+        for info, (reason, message) in queues.take_parked_words()
+        if not _says(info, reason, message)
+    )
+
+
+def _says(info: WorkloadInfo, reason: str, message: str) -> bool:
     current = find(info.obj.conditions, QUOTA_RESERVED)
     return current is not None and (current.status, current.reason, current.message) == (
         "False",
-        PENDING_EVALUATION,
+        reason,
         message,
     )
 
 
-def _words(info: WorkloadInfo, message: str) -> Pending:
+def _words(info: WorkloadInfo, reason: str, message: str) -> Pending:
     # GENERIC: these words come with no requeue; the workload never left its queue.
-    return Pending(info.key, info.cluster_queue, PENDING_EVALUATION, message, RequeueReason.GENERIC)
+    return Pending(info.key, info.cluster_queue, reason, message, RequeueReason.GENERIC)

@@ -13,7 +13,7 @@ from kq.queue.manager import QueueManager
 from kq.queue.requeue import RequeueReason
 from kq.scheduler.cycle import CycleResult, schedule
 from kq.scheduler.decisions import Admit, Pending
-from kq.scheduler.held import held_words
+from kq.scheduler.held import held_words, parked_words
 from kq.scheduler.observers import Observers
 from kq.scheduler.plugins import AdmissionPlugins
 from kq.scheduler.trust import distrust
@@ -48,7 +48,8 @@ class Scheduler:
         snapshot.fair_sharing = self.plugins.fair_sharing
         heads = self.queues.heads(snapshot.cluster_queues.keys())
         if not heads:
-            return CycleResult((), 0)
+            # Arrivals in parked shapes are told why they wait without costing a try.
+            return CycleResult((), 0, held=parked_words(self.queues))
         result = schedule(snapshot, heads, self.plugins, self.namespace_labels)
         by_key = result.by_key
         for info in heads:
@@ -69,12 +70,12 @@ class Scheduler:
                 )
                 self.queues.admitted(info.key)
             elif isinstance(decision, Pending):
-                self.queues.requeue(info, decision.requeue)
+                self.queues.requeue(info, decision.requeue, (decision.reason, decision.message))
             else:
                 self.queues.requeue(info, RequeueReason.PENDING_PREEMPTION)
         self.observers.notify(result)
         # Read after the requeues above: who waits behind a head depends on where it went.
-        held = held_words(self.queues, result.decisions)
+        held = held_words(self.queues, result.decisions) + parked_words(self.queues)
         return replace(result, held=held) if held else result
 
     def workload_changed(self, workload: Workload) -> str | None:

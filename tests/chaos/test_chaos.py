@@ -17,10 +17,6 @@ from tests.chaos.storm import StormConfig, run_storm
 
 pytestmark = pytest.mark.slow
 SEED = 18
-# pause-leader over-commits quota about one run in three until a resumed leader stops writing
-# (test_found.py::test_a_paused_leader_does_not_admit_on_resume, a strict xfail): left out of
-# the short run so `make test` stays deterministic; benchmarks/chaos.py runs it by default.
-SHORT_RUN_KINDS = tuple(k for k in KINDS if k != "pause-leader")
 
 
 async def test_a_seeded_storm_breaks_no_invariant(tmp_path: Path) -> None:
@@ -33,11 +29,11 @@ async def test_a_seeded_storm_breaks_no_invariant(tmp_path: Path) -> None:
             duration=10.0,
             submit_every=0.25,
             converge_within=25.0,
-            kinds=SHORT_RUN_KINDS,
+            kinds=KINDS,
         )
     )
     print("\n".join(report.lines()))
     assert report.violations == []
-    assert set(report.injected) == set(SHORT_RUN_KINDS), f"not every kind ran: {report.injected}"
+    assert set(report.injected) == set(KINDS), f"not every kind ran: {report.injected}"
     assert report.finished > 0
     assert report.converge_seconds is not None

@@ -1,11 +1,13 @@
-"""What the chaos suite found, each as a small deterministic test through ``kq run``; both
-are strict xfails until kq is fixed (then the mark must go).
+"""What the chaos suite found, each as a small deterministic test through ``kq run``, kept
+now that kq is fixed.
 
-1. A Workload that arrives while a BestEffortFIFO head of the same shape is parked (it did not
-   fit) waits with no ``QuotaReserved`` condition at all: no cycle pops it until a requeue, so
-   no words are written for it, and if the shape can never fit, it never says why it waits.
+1. A Workload that arrived while a BestEffortFIFO head of the same shape was parked (it did
+   not fit) waited with no ``QuotaReserved`` condition at all: no cycle pops it until a
+   requeue. It is now told the parked head's words (``kq.scheduler.held.parked_words``).
 2. A leader stopped (SIGSTOP: a frozen VM, a long pause) and resumed after its successor took
-   the lease still writes admissions decided on its stale view: quota over-committed.
+   the lease wrote admissions decided on its stale view: quota over-committed. Leader-only
+   writes, retries included, now go out only while the lease was renewed less than the renew
+   deadline ago (``LeaderElector.leading``, ``KubeClient.fenced``).
 """
 
 from __future__ import annotations
@@ -47,10 +49,6 @@ def _says_why(obj: dict[str, Any]) -> dict[str, Any] | None:
     return obj if waiting.get("status") == "False" and waiting.get("message") else None
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="kq/queue/cluster_queue.py: arrivals of a parked shape wait unexplained (chaos suite)",
-)
 async def test_a_workload_behind_a_parked_shape_says_why_it_waits(
     cluster: Cluster, tmp_path: Path
 ) -> None:
@@ -94,17 +92,13 @@ def _reserved(obj: dict[str, Any]) -> bool:
     return bool((obj.get("status") or {}).get("admission")) and not is_true(obj, "Finished")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="kq/controllers/registration.py gives run_admission no is_leader gate, so a leader "
-    "resumed after losing its lease writes from its stale view until its tasks are cancelled",
-)
 async def test_a_paused_leader_does_not_admit_on_resume(cluster: Cluster, tmp_path: Path) -> None:
     """A leads and is stopped (SIGSTOP) while its admissions of four low-priority Workloads are
     refused (injected 503s) and being retried. Four high-priority ones arrive, B takes over
-    and admits them. On SIGCONT, A's retries go out with the lows' unchanged resourceVersions
-    before anything stops them: 8 cpu reserved of 4. The storm meets the same thing as a
-    resumed leader deciding from its stale view (one pause-leader run in three)."""
+    and admits them; its words for the lows (why they wait) are refused, so their
+    resourceVersions stay as A saw them. On SIGCONT, A's retries would go out before its
+    renew loop stops it: 8 cpu reserved of 4. The storm meets the same thing as a resumed
+    leader deciding from its stale view."""
     if cluster.backend != "embedded":
         pytest.skip("one case of the storm; the embedded backend is enough")
     s = suffix()
@@ -137,13 +131,20 @@ async def test_a_paused_leader_does_not_admit_on_resume(cluster: Cluster, tmp_pa
             a.start()
             await eventually(lambda: _retrying(a.log_path, ns), "A admitting, refused", within=30)
             a.signal(signal.SIGSTOP)
-            await client.request("PUT", "/kq/faults", body={})
+            # A write of B's to a low (its words) would turn A's retries into 409s and hide
+            # what is tested here: those are refused at once (400, not retried) while B runs.
+            lows = {**status, "errorCode": 400, "match": f"/namespaces/{ns}/workloads/low-"}
+            await client.request("PUT", "/kq/faults", body=lows)
             first = await _holder(client, kq_ns)
             apply(cluster, cache, *high)
             b.start()
             await eventually(lambda: _new_holder(client, kq_ns, first), "B leads", within=30)
             want = [f"high-{i}" for i in range(4)]
             await eventually(lambda: _equal(reserved(), want), "B admits the highs")
+            # The head of the lows and its parked equals are each told once why they wait.
+            names = [f"low-{i}" for i in range(4)]
+            await eventually(lambda: _refused(b.log_path, names), "B's words for the lows refused")
+            await client.request("PUT", "/kq/faults", body={})
             a.signal(signal.SIGCONT)
             process = a.process
             assert process is not None
@@ -161,6 +162,12 @@ async def _retrying(log: Path, ns: str) -> bool:
         '"retrying"' in line and f"/namespaces/{ns}/workloads/" in line
         for line in text.splitlines()
     )
+
+
+async def _refused(log: Path, names: list[str]) -> bool:
+    text = await asyncio.to_thread(log.read_text, errors="replace")
+    lines = [line for line in text.splitlines() if '"workload status not written"' in line]
+    return all(any(f'"workload": "{name}"' in line for line in lines) for name in names)
 
 
 async def _equal(got: Awaitable[list[str]], want: list[str]) -> bool:

@@ -169,9 +169,8 @@ class Mix:
         prefix = "j" if kind == "Job" else "w"
         count, cpu = r.choice((1, 1, 1, 2, 3)), r.choice((1, 1, 2))
         if queue.cohort is None:
-            # Alone, a queue holds no more than its quota. Bigger shapes would never fit, and a
-            # second one of a parked shape waits without a reason (test_found.py): only the
-            # never-fits Workloads are meant to wait for good.
+            # Alone, a queue holds no more than its quota. Bigger shapes would never fit: only
+            # the never-fits Workloads are meant to wait for good.
             count = min(count, max(1, sum(q.nominal for q in queue.quotas.values()) // cpu))
         return Submission(
             kind=kind,

@@ -11,7 +11,7 @@ from aiohttp import web
 from kubernetes_asyncio import client as k8s_client
 
 from kq.runtime.client import ClientSettings, KubeClient, kind_key, retry_on_conflict
-from kq.runtime.errors import ApiError
+from kq.runtime.errors import ApiError, Fenced
 from kq.runtime.ratelimit import TokenBucket
 from kq.runtime.resources import CLUSTER_QUEUES, EVENTS, WORKLOADS
 from tests.runtime.stub import listening, serve
@@ -62,6 +62,32 @@ async def test_5xx_is_retried_and_4xx_is_not() -> None:
             await client.get(CLUSTER_QUEUES, "cq")
     assert caught.value.not_found
     assert answers == []
+
+
+async def test_a_fenced_client_asks_its_guard_before_each_write_and_retry() -> None:
+    """A write decided while leading, refused (503) and retried after the lease is gone, is
+    not sent again; reads still go out."""
+    leading = [True]
+    seen: list[str] = []
+
+    async def route(request: web.Request) -> web.StreamResponse:
+        seen.append(request.method)
+        if request.method == "GET":
+            return web.json_response({"ok": True})
+        leading[0] = False  # the lease is lost while the write waits to be retried
+        body = {"kind": "Status", "code": 503, "message": "busy"}
+        return web.json_response(body, status=503)
+
+    async with serve(route) as (_, client):
+        fenced = client.fenced(lambda: leading[0])
+        with pytest.raises(Fenced) as caught:
+            await fenced.merge_patch(WORKLOADS, "w", {"status": {}}, namespace="ns")
+        assert not caught.value.retriable
+        assert await fenced.get(CLUSTER_QUEUES, "cq") == {"ok": True}
+        with pytest.raises(Fenced):
+            await fenced.create(EVENTS, {"metadata": {"namespace": "ns", "name": "e"}})
+        assert await client.get(CLUSTER_QUEUES, "cq") == {"ok": True}  # the original: unguarded
+    assert seen == ["PATCH", "GET", "GET"]
 
 
 async def test_retry_on_conflict_rereads_until_it_succeeds() -> None:

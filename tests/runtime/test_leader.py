@@ -135,3 +135,27 @@ async def test_failed_renewals_fence_the_leader_within_the_renew_deadline() -> N
         # Fenced before anyone else could take over (lease_duration after the last renewal).
         assert len(stopped_at) == 1
         assert stopped_at[0] - broken_at < FAST["lease_duration"]
+
+
+async def test_a_leader_paused_past_the_renew_deadline_may_not_write_on_resume() -> None:
+    """The gate leader-only writers ask closes at the renew deadline by the clock, before the
+    renew loop (asleep for its retry period) notices, as for a process frozen and resumed."""
+    server = LeaseServer()
+    async with serve(server.route) as (_, client):
+        elector = LeaderElector(client, settings("a"))
+        elected = asyncio.Event()
+
+        async def leading() -> None:
+            elected.set()
+            await asyncio.Event().wait()
+
+        task = asyncio.create_task(elector.run(leading))
+        await asyncio.wait_for(elected.wait(), 5)
+        assert elector.leading()
+        # Not a wait for anything: this blocks the event loop on purpose, as SIGSTOP freezes
+        # the whole process, so no renewal (and no renew loop) runs meanwhile.
+        time.sleep(FAST["renew_deadline"])  # noqa: ASYNC251
+        assert not elector.leading()
+        with pytest.raises(LeadershipLost):
+            await asyncio.wait_for(task, 3)
+        assert not elector.leading()
