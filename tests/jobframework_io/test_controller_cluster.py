@@ -490,7 +490,9 @@ async def test_registered_on_kq_runs_manager(
     async with await KubeClient.connect(cluster.kubeconfig) as client:
         manager = Manager(client, WebhookServer(0, tmp_path))
         await install_controllers(manager, KqConfig())
-        assert manager.webhook.paths == ["/mutate/jobs", "/validate/jobs", "/validate/kueue"]
+        assert sorted(manager.webhook.paths) == [
+            "/convert", "/mutate/jobs", "/validate/jobs", "/validate/kueue",
+        ]  # fmt: skip
         [runnable] = [r for r in manager.runnables if r.name == "job-controllers"]
         assert runnable.leader_only
         assert JOBS in {informer.resource for informer in manager.informers}
