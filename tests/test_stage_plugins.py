@@ -23,6 +23,7 @@ from tests.controllers.helpers import (
     cluster_queue,
     condition,
     eventually,
+    finish,
     flavor,
     is_true,
     local_queue,
@@ -32,7 +33,13 @@ from tests.controllers.helpers import (
     workload,
     workload_until,
 )
-from tests.controllers.topology import make_node, pools_of, set_ready, sliced_workload
+from tests.controllers.topology import (
+    flavor_labels,
+    make_node,
+    pools_of,
+    set_ready,
+    sliced_workload,
+)
 from tests.harness import REPO, Cluster, present
 from tests.kqrun import kq_run
 
@@ -156,7 +163,7 @@ async def test_a_queue_chooses_a_third_party_hot_swap_policy(
     try:
         queue = cluster_queue(cq, rf, "cpu", 100)
         queue["metadata"]["annotations"] = {"kq.dev/hot-swap": "SpareOnly"}
-        apply(cluster, cache, namespace(ns), flavor(rf, {"kq-test.dev/flavor": ident}), queue,
+        apply(cluster, cache, namespace(ns), flavor(rf, flavor_labels(ident)), queue,
               local_queue(ns, "lq", cq), priority_class(f"low-{ident}", 1),
               priority_class(f"high-{ident}", 2))  # fmt: skip
         for value, name in enumerate(("low", "high"), start=1):
@@ -200,3 +207,33 @@ async def test_a_third_party_veto_holds_a_workload_until_its_label_goes(
         WORKLOADS, "wl", {"metadata": {"labels": {"kq-stages.example/hold": None}}}, namespace=ns
     )
     await workload_until(client, ns, "wl", "admitted", lambda o: is_true(o, "Admitted"))
+
+
+async def test_a_third_party_strategy_owns_its_queue_order(
+    cluster: Cluster, running: Path, client: KubeClient, tmp_path: Path
+) -> None:
+    """SmallestFirst: once room frees, the smaller workload goes first though it came later
+    (Kueue's order would admit the older, bigger one and leave the small one waiting)."""
+    cache, ident = tmp_path / "cache", suffix()
+    ns, rf, cq = f"order-{ident}", f"rf-{ident}", f"cq-{ident}"
+    queue = cluster_queue(cq, rf, "cpu", 2)
+    queue["metadata"]["annotations"] = {"kq.dev/queueing-strategy": "SmallestFirst"}
+    apply(cluster, cache, namespace(ns), flavor(rf), queue, local_queue(ns, "lq", cq))
+    apply(cluster, cache, workload(ns, "hold", "lq", {"cpu": 2}))
+    await workload_until(client, ns, "hold", "admitted", lambda o: is_true(o, "Admitted"))
+    apply(cluster, cache, workload(ns, "big", "lq", {"cpu": 2}))
+    await workload_until(
+        client, ns, "big", "tried", lambda o: condition(o, "QuotaReserved") is not None
+    )
+    apply(cluster, cache, workload(ns, "small", "lq", {"cpu": 1}))
+    await workload_until(
+        client, ns, "small", "tried", lambda o: condition(o, "QuotaReserved") is not None
+    )
+    await finish(client, ns, "hold")
+    await workload_until(client, ns, "small", "admitted first", lambda o: is_true(o, "Admitted"))
+    big = await client.get(WORKLOADS, "big", ns)
+    assert not is_true(big, "QuotaReserved")  # 1 cpu left: big waits behind the smaller one
+
+
+def tried(obj: dict[str, Any]) -> bool:
+    return condition(obj, "QuotaReserved") is not None

@@ -4,16 +4,17 @@ from __future__ import annotations
 
 import heapq
 import itertools
+from typing import Any
 
 from kq.queue.requeue import RequeueReason
-from kq.queue.strategy import QueueingStrategy
+from kq.queue.strategy import QueueingStrategy, ordering
 from kq.workload.info import Shape, WorkloadInfo, same_for_queueing
 
 _sequence = itertools.count()
 # The reasons that say a workload's shape does not fit now, whoever carries it.
 _SHAPE_FAILED = (RequeueReason.NO_FIT, RequeueReason.PREEMPTION_NO_CANDIDATES)
 
-_Entry = tuple[tuple[int, float, str], int, str]
+_Entry = tuple[tuple[Any, ...], int, str]
 Words = tuple[str, str]
 """A pending reason and message, as a cycle gave them to a head that did not fit."""
 
@@ -31,10 +32,11 @@ class PendingQueue:
     def __init__(self, name: str, strategy: QueueingStrategy) -> None:
         self.name = name
         self.strategy = strategy
+        self._order = ordering(strategy)
         self._queued: dict[str, tuple[WorkloadInfo, int]] = {}
         self._shapes: dict[Shape, list[_Entry]] = {}
         self._shape_sizes: dict[Shape, int] = {}
-        self._heads: list[tuple[tuple[int, float, str], int, Shape]] = []
+        self._heads: list[tuple[tuple[Any, ...], int, Shape]] = []
         self.parked_shapes: set[Shape] = set()
         """Shapes that failed since the last requeue: their workloads, arrivals too, wait."""
         # No cycle tries a parked shape's other workloads, so nothing else would say why they
@@ -89,7 +91,7 @@ class PendingQueue:
         seq = next(_sequence)
         self._queued[info.key] = (info, seq)
         shape = info.shape
-        order = info.order_key()
+        order = self._order(info)
         heapq.heappush(self._shapes.setdefault(shape, []), (order, seq, info.key))
         self._shape_sizes[shape] = self._shape_sizes.get(shape, 0) + 1
         if shape not in self.parked_shapes:
@@ -253,4 +255,13 @@ class PendingQueue:
         items = [i for i, _ in self._queued.values()]
         items += self.inadmissible.values()
         items += self.inflight.values()
-        return sorted(items, key=WorkloadInfo.order_key)
+        return sorted(items, key=self._order)
+
+    def set_strategy(self, strategy: QueueingStrategy) -> None:
+        """Switch strategies; the queued are re-ordered if the order changed."""
+        self.strategy = strategy
+        order = ordering(strategy)
+        if order != self._order:
+            self._order = order
+            for info, _ in list(self._queued.values()):
+                self.push(info)

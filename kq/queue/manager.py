@@ -35,7 +35,7 @@ class QueueManager:
         if queue is None:
             self.queues[name] = PendingQueue(name, strategy)
         else:
-            queue.strategy = strategy
+            queue.set_strategy(strategy)
             queue.requeue_inadmissible()
 
     def delete_cluster_queue(self, name: str) -> None:

@@ -30,6 +30,7 @@ from tests.controllers.helpers import (
 )
 from tests.controllers.topology import (
     HOSTNAME,
+    flavor_labels,
     gated_pod,
     make_node,
     pools_of,
@@ -45,7 +46,7 @@ async def topology_world(
     ident = suffix()
     ns, rf, cq = f"tas-{ident}", f"rf-{ident}", f"cq-{ident}"
     nodes = [await make_node(client, ident, f"pool{p}", i) for p in range(pools) for i in range(2)]
-    apply(cluster, cache, namespace(ns), flavor(rf, {"kq-test.dev/flavor": ident}),
+    apply(cluster, cache, namespace(ns), flavor(rf, flavor_labels(ident)),
           cluster_queue(cq, rf, "cpu", 100, **queue), local_queue(ns, "lq", cq))  # fmt: skip
     return ns, ident, nodes
 

@@ -16,6 +16,12 @@ from tests.controllers.helpers import workload
 HOSTNAME = "kubernetes.io/hostname"
 
 
+def flavor_labels(ident: str) -> dict[str, str]:
+    """The test's flavor's nodeLabels; a letter first, as an all-digit suffix would read as an
+    integer in YAML."""
+    return {"kq-test.dev/flavor": f"f{ident}"}
+
+
 def pool_label(ident: str) -> str:
     return f"kq-test.dev/pool-{ident}"
 
@@ -23,7 +29,7 @@ def pool_label(ident: str) -> str:
 async def make_node(client: KubeClient, ident: str, pool: str, index: int, cpu: int = 4) -> str:
     """A Ready node of ``pool`` (labels: the test's flavor and pool, and its hostname)."""
     name = f"{ident}-{pool}-{index}"
-    labels = {pool_label(ident): pool, "kq-test.dev/flavor": ident, HOSTNAME: name}
+    labels = {pool_label(ident): pool, **flavor_labels(ident), HOSTNAME: name}
     await client.create(NODES, {"apiVersion": "v1", "kind": "Node",
                                 "metadata": {"name": name, "labels": labels}})  # fmt: skip
     await set_ready(client, name, True, cpu)

@@ -6,6 +6,8 @@
   the ClusterQueue's ``preemption`` says;
 - ``ParkAlways`` (``kq.dev/queueing-strategy: ParkAlways``): a head that does not fit waits for
   a cluster event, whatever the reason, and never holds its place for preemption;
+- ``SmallestFirst`` (``kq.dev/queueing-strategy: SmallestFirst``): owns its queue's order, the
+  workload asking for the least CPU first (then the oldest), and parks like BestEffortFIFO;
 - ``SpareOnly`` (``kq.dev/hot-swap: SpareOnly``): a workload on a failed node moves only to
   free healthy capacity; it never evicts anyone to recover;
 - a veto (``kq_workload_admissible``) for every queue: a Workload labelled
@@ -127,6 +129,20 @@ def kq_register_preemption_policies(register: Register) -> None:
     register(NoPreemption)
 
 
+class SmallestFirst:
+    NAME: ClassVar[str] = "SmallestFirst"
+    STICKY_PREEMPTOR: ClassVar[bool] = True
+    PARKS_EQUIVALENT: ClassVar[bool] = False
+
+    def requeue_immediately(self, reason: RequeueReason) -> bool:
+        return reason is RequeueReason.FAILED_AFTER_NOMINATION
+
+    def order_key(self, info: WorkloadInfo) -> tuple[int, float, str]:
+        cpu = sum(ps.requests.get("cpu", 0) * ps.count for ps in info.obj.pod_sets)
+        return (cpu, info.queue_time, info.key)
+
+
 @hookimpl
 def kq_register_queueing_strategies(register: Register) -> None:
     register(ParkAlways)
+    register(SmallestFirst)
