@@ -1,9 +1,10 @@
 """Mode A benchmark: the pure admission core on Kueue's scheduler perf-test baseline mix.
 
-Virtual clock: workloads arrive at their creation interval and a fake job controller finishes
-each ``runtimeMs`` after admission; a cycle takes no virtual time. Prints wall time,
-admissions/s, time-to-admission per class, cycle-time histogram, CPU per admission, peak RSS,
-then a scaling run showing cycle time does not grow with the number of pending workloads.
+Virtual clock (``kq.simulate.engine``, the driver of ``kq simulate``): workloads arrive at
+their creation interval and finish ``runtimeMs`` after admission; a cycle takes no virtual
+time. Prints wall time, admissions/s, time-to-admission per class, cycle-time histogram, CPU
+per admission, peak RSS, then a scaling run showing cycle time does not grow with the number
+of pending workloads.
 
     .venv/bin/python benchmarks/admission.py [--scale-only | --no-scale] [--trace]
 """
@@ -11,7 +12,6 @@ then a scaling run showing cycle time does not grow with the number of pending w
 from __future__ import annotations
 
 import argparse
-import heapq
 import json
 import resource
 import statistics
@@ -36,9 +36,12 @@ from kq.cache.cache import Cache
 from kq.config import FairSharing, PluginsConfig
 from kq.plugins import build_plugin_manager
 from kq.queue.manager import QueueManager
-from kq.scheduler.decisions import Admit, Preempt
+from kq.scheduler.cycle import CycleResult
+from kq.scheduler.decisions import Admit, Victim
 from kq.scheduler.plugins import AdmissionPlugins, load_admission_plugins
 from kq.scheduler.scheduler import Scheduler
+from kq.simulate.engine import Engine, Listener
+from kq.simulate.trace import Arrival
 
 
 @dataclass(frozen=True)
@@ -98,64 +101,48 @@ def percentile(values: list[float], p: float) -> float:
     return ordered[min(len(ordered) - 1, int(p / 100 * len(ordered)))]
 
 
+class _BaselineStats(Listener):
+    """What mode A reports, gathered from the simulator's engine."""
+
+    def __init__(self, spec: dict[str, tuple[str, Workload, int]]) -> None:
+        self.spec = spec
+        self.last_admission: dict[str, float] = {}  # Kueue's checker uses the last Admitted time
+        self.evicted_per_class: dict[str, int] = {wc.name: 0 for wc in BASELINE}
+        self.cycle_times: list[float] = []
+        self.admissions = self.evictions = 0
+
+    def admitted(self, decision: Admit, now: float) -> None:
+        self.admissions += 1
+        self.last_admission[decision.key] = now - self.spec[decision.key][1].creation_time
+
+    def evicted(self, victim: Victim, preemptor: str, now: float) -> None:
+        self.evictions += 1
+        self.evicted_per_class[self.spec[victim.key][0]] += 1
+
+    def cycled(self, result: CycleResult, now: float, seconds: float) -> None:
+        self.cycle_times.append(seconds)
+
+
 def baseline(plugins: AdmissionPlugins) -> dict[str, Any]:
     scheduler = cluster(plugins, 5, 6, nominal=20, borrowing=100)
-    queues = scheduler.queues
-    events: list[tuple[float, float, str, str]] = []  # (time, admitted at, kind, key)
     spec: dict[str, tuple[str, Workload, int]] = {}
-    for cq in queues.queues:
+    arrivals = []
+    for cq in scheduler.queues.queues:
         for wc in BASELINE:
             for i in range(wc.per_cq):
                 created = (i + 1) * wc.interval_ms / 1000
                 wl = workload(cq, f"{wc.name}-{i}", wc.cpu, wc.priority, created)
                 spec[wl.key] = (wc.name, wl, wc.runtime_ms)
-                events.append((created, -1.0, "create", wl.key))
-    heapq.heapify(events)
-    created_at: dict[str, float] = {}
-    admitted_at: dict[str, float] = {}
-    last_admission: dict[str, float] = {}  # Kueue's checker uses the last Admitted time
-    evicted_per_class: dict[str, int] = {wc.name: 0 for wc in BASELINE}
-    cycle_times: list[float] = []
-    admissions = evictions = cycles = 0
-    now = 0.0
+                arrivals.append(Arrival(created, wl, wc.runtime_ms / 1000))
+    stats = _BaselineStats(spec)
     total = len(spec)
     cpu_start = time.process_time()
     wall_start = time.perf_counter()
-    finished = 0
-    while finished < total:
-        while events and events[0][0] <= now:
-            _, admitted, kind, key = heapq.heappop(events)
-            if kind == "finish" and admitted_at.get(key) != admitted:
-                continue
-            if kind == "create":
-                created_at[key] = now
-                queues.add_workload(spec[key][1])
-            else:
-                finished += 1
-                scheduler.release(key)
-        started = time.perf_counter()
-        result = scheduler.run_cycle(now)
-        cycle_times.append(time.perf_counter() - started)
-        cycles += 1
-        progressed = False
-        for decision in result.decisions:
-            if isinstance(decision, Admit):
-                admissions += 1
-                progressed = True
-                _, _, runtime = spec[decision.key]
-                last_admission[decision.key] = now - created_at[decision.key]
-                admitted_at[decision.key] = now
-                heapq.heappush(events, (now + runtime / 1000, now, "finish", decision.key))
-            elif isinstance(decision, Preempt):
-                progressed = True
-                for victim in decision.victims:
-                    evictions += 1
-                    evicted_per_class[spec[victim.key][0]] += 1
-                    scheduler.release(victim.key)
-                    del admitted_at[victim.key]  # its pending finish event is now stale
-                    queues.add_workload(spec[victim.key][1])
-        if not progressed and events:
-            now = max(now, events[0][0])
+    engine = Engine(scheduler, arrivals, stats)
+    now = engine.run()
+    admissions, evictions, cycles = stats.admissions, stats.evictions, engine.cycles
+    last_admission, evicted_per_class = stats.last_admission, stats.evicted_per_class
+    cycle_times = stats.cycle_times
     wall = time.perf_counter() - wall_start
     cpu = time.process_time() - cpu_start
     rss_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024

@@ -32,6 +32,14 @@ SANDBOX_COMMANDS = {
     ),
 }
 
+# Offline tools, also configured only when chosen: they import nothing `kq run` needs.
+TOOL_COMMANDS = {
+    "simulate": (
+        "kq.simulate.command",
+        "replay a workload trace on the admission core on a virtual clock (what-if)",
+    ),
+}
+
 
 def _report_lines(config: KqConfig) -> list[str]:
     pm = build_plugin_manager(config.plugins)
@@ -77,7 +85,7 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     run.set_defaults(func=run_command)
 
     chosen = _chosen_command(argv)
-    for name, (module, help_text) in SANDBOX_COMMANDS.items():
+    for name, (module, help_text) in {**SANDBOX_COMMANDS, **TOOL_COMMANDS}.items():
         sub = commands.add_parser(name, help=help_text)
         if name == chosen:
             importlib.import_module(module).configure(sub)

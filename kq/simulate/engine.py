@@ -1,0 +1,154 @@
+"""The virtual clock: arrivals and finishes in time order, scheduling cycles in between.
+
+A cycle takes no virtual time. At each instant the due events are applied first (an arrival
+enters its queue, a finished workload releases its quota), then cycles run until one would
+decide nothing new: each Admit is assumed in the cache (and taken as Admitted: no admission
+check controller runs here, so checks pass at once), each Preempt evicts its victims, which
+release their quota and go back to their queues as Kueue requeues a preempted Workload. The
+rule for another cycle at the same instant is the controller's (``_untried_heads`` in
+``kq.controllers.admission``), so the simulator runs the cycles ``kq run`` would.
+"""
+
+from __future__ import annotations
+
+import heapq
+import time
+from collections.abc import Iterable
+
+from kq.scheduler.cycle import CycleResult
+from kq.scheduler.decisions import Admit, Preempt, Victim
+from kq.scheduler.scheduler import Scheduler
+from kq.simulate.trace import Arrival
+
+ARRIVE, FINISH = 0, 1
+MAX_CYCLES_PER_INSTANT = 100_000
+"""A safety net: a core that kept deciding at one instant would otherwise never let time move."""
+
+
+class Listener:
+    """What the engine reports; every method is a no-op here, override the ones you need."""
+
+    def arrived(self, arrival: Arrival, now: float, unqueueable: str | None) -> None:
+        """``unqueueable``: why the queues refused it (its LocalQueue is missing), if so."""
+
+    def admitted(self, decision: Admit, now: float) -> None: ...
+
+    def evicted(self, victim: Victim, preemptor: str, now: float) -> None: ...
+
+    def finished(self, key: str, now: float) -> None: ...
+
+    def cycled(self, result: CycleResult, now: float, seconds: float) -> None:
+        """After each cycle, its decisions carried out; ``seconds``: the cycle's wall time."""
+
+    def settled(self, now: float) -> None:
+        """Every cycle of this instant has run; the next event is later."""
+
+
+class Engine:
+    """Drives one ``Scheduler`` through a trace; ``run`` returns the virtual end time."""
+
+    def __init__(
+        self, scheduler: Scheduler, arrivals: Iterable[Arrival], listener: Listener | None = None
+    ) -> None:
+        self.scheduler = scheduler
+        self.listener = listener or Listener()
+        self.arrivals = {a.workload.key: a for a in arrivals}
+        # (time, kind, sequence, key, admission number): FIFO among equal times and kinds.
+        self._events: list[tuple[float, int, int, str, int]] = []
+        self._sequence = 0
+        self._admissions: dict[str, int] = {}
+        self.arrived: set[str] = set()
+        self.running: set[str] = set()
+        self.done: set[str] = set()
+        self.cycles = 0
+        for arrival in self.arrivals.values():
+            self._push(arrival.at, ARRIVE, arrival.workload.key, 0)
+
+    def _push(self, at: float, kind: int, key: str, admission: int) -> None:
+        self._sequence += 1
+        heapq.heappush(self._events, (at, kind, self._sequence, key, admission))
+
+    def run(self, until: float | None = None) -> float:
+        """Until no event is left (or the next is after ``until``); workloads that never fit
+        stay pending. Returns the last instant simulated."""
+        now = self._events[0][0] if self._events else 0.0
+        while True:
+            self._apply_due(now)
+            self._cycles_at(now)
+            self.listener.settled(now)
+            if not self._events or (until is not None and self._events[0][0] > until):
+                return now
+            now = self._events[0][0]
+
+    def _apply_due(self, now: float) -> None:
+        queues, scheduler = self.scheduler.queues, self.scheduler
+        while self._events and self._events[0][0] <= now:
+            _, kind, _, key, admission = heapq.heappop(self._events)
+            if kind == ARRIVE:
+                arrival = self.arrivals[key]
+                self.arrived.add(key)
+                self.listener.arrived(arrival, now, queues.add_workload(arrival.workload))
+            elif self._admissions.get(key) == admission and key in self.running:
+                self.running.discard(key)
+                self.done.add(key)
+                scheduler.release(key)
+                self.listener.finished(key, now)
+            # Otherwise the workload was preempted since: this finish is stale.
+
+    def _cycles_at(self, now: float) -> None:
+        for _ in range(MAX_CYCLES_PER_INSTANT):
+            started = time.perf_counter()
+            result = self.scheduler.run_cycle(now)
+            seconds = time.perf_counter() - started
+            self.cycles += 1
+            again = self._apply(result, now)
+            self.listener.cycled(result, now, seconds)
+            if not again:
+                return
+
+    def _apply(self, result: CycleResult, now: float) -> bool:
+        """Carry out the decisions; whether another cycle at ``now`` could decide more."""
+        cache, queues = self.scheduler.cache, self.scheduler.queues
+        evicted = False
+        for decision in result.decisions:
+            if isinstance(decision, Admit):
+                key = decision.key
+                cache.mark_admitted(key)
+                number = self._admissions.get(key, 0) + 1
+                self._admissions[key] = number
+                self.running.add(key)
+                self._push(now + self.arrivals[key].runtime, FINISH, key, number)
+                self.listener.admitted(decision, now)
+            elif isinstance(decision, Preempt):
+                for victim in decision.victims:
+                    if victim.key not in self.running:
+                        continue  # already evicted by another preemptor this instant
+                    evicted = True
+                    self.running.discard(victim.key)
+                    self.scheduler.release(victim.key)
+                    queues.add_workload(self.arrivals[victim.key].workload)
+                    self.listener.evicted(victim, decision.key, now)
+        return evicted or self._untried_heads(result)
+
+    def _untried_heads(self, result: CycleResult) -> bool:
+        """As the controller: a head back in its heap would be decided the same way again, so
+        only a queue whose head left the heap and still has workloads waiting is retried."""
+        queues = self.scheduler.queues.queues
+        for decision in result.decisions:
+            cq = (
+                decision.admission.cluster_queue
+                if isinstance(decision, Admit)
+                else decision.cluster_queue
+            )
+            queue = queues.get(cq)
+            if queue is None:
+                continue
+            if queue.contains(decision.key) and not queue.is_parked(decision.key):
+                continue
+            if queue.untried_count() > 0:
+                return True
+        return False
+
+    def pending(self) -> list[str]:
+        """Workloads that arrived and hold no quota (left pending at the end)."""
+        return sorted(self.arrived - self.running - self.done)

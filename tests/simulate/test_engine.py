@@ -1,0 +1,141 @@
+"""The simulator's driver on small traces: order, preemption, fair sharing, determinism."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from kq.simulate.figures import compute
+from kq.simulate.files import run_data
+from kq.simulate.run import prepare, simulate
+from kq.simulate.setup import load_setup
+from tests.simulate.helpers import (
+    FLAVOR,
+    cluster_queue,
+    job,
+    local_queue,
+    run_files,
+    write_setup,
+    write_trace,
+)
+
+
+def test_fifo_waits_and_finishes(tmp_path: Path) -> None:
+    setup = write_setup(tmp_path / "s.yaml", FLAVOR, cluster_queue("cq", 4), local_queue("cq"))
+    trace = write_trace(
+        tmp_path / "t.yaml",
+        [job("a", 0, "cq", 3, 10), job("b", 1, "cq", 3, 10), job("c", 2, "cq", 1, 5)],
+    )
+    run = run_files(setup, trace)
+    records = run.recorder.workloads
+    # b waits for a; c fits beside a at once (BestEffortFIFO lets it pass b).
+    assert [records[f"default/{k}"].first_admission for k in "abc"] == [0, 10, 2]
+    assert records["default/b"].finished == 20
+    assert records["default/a"].stints[0].flavors == {"cpu": "default"}
+    assert run.pending == []
+    assert run.end == 20
+
+
+def test_strict_fifo_holds_back_the_small_one(tmp_path: Path) -> None:
+    cq = cluster_queue("cq", 4, queueingStrategy="StrictFIFO")
+    setup = write_setup(tmp_path / "s.yaml", FLAVOR, cq, local_queue("cq"))
+    trace = write_trace(
+        tmp_path / "t.yaml",
+        [job("a", 0, "cq", 3, 10), job("b", 1, "cq", 3, 10), job("c", 2, "cq", 1, 5)],
+    )
+    records = run_files(setup, trace).recorder.workloads
+    assert records["default/c"].first_admission == 10
+
+
+def test_preemption_evicts_requeues_and_reruns(tmp_path: Path) -> None:
+    cq = cluster_queue("cq", 4, preemption={"withinClusterQueue": "LowerPriority"})
+    setup = write_setup(tmp_path / "s.yaml", FLAVOR, cq, local_queue("cq"))
+    trace = write_trace(
+        tmp_path / "t.yaml",
+        [job("low", 0, "cq", 4, 10, priority=1), job("high", 3, "cq", 4, 5, priority=10)],
+    )
+    run = run_files(setup, trace)
+    low, high = run.recorder.workloads["default/low"], run.recorder.workloads["default/high"]
+    assert high.wait == 0
+    assert high.finished == 8
+    assert low.preemptions == 1
+    assert (low.stints[0].start, low.stints[0].end) == (0, 3)
+    assert low.stints[0].evicted_by == "default/high"
+    assert low.stints[0].reason == "InClusterQueue"
+    # Requeued, admitted again when high is done, and run from the start.
+    assert (low.stints[1].start, low.finished) == (8, 18)
+    figures = run_data(run, compute(run))
+    assert figures["clusterQueues"]["cq"]["preemptions"] == 1
+
+
+def _fair_sharing_setup(tmp_path: Path) -> tuple[Path, Path]:
+    setup = write_setup(
+        tmp_path / "s.yaml",
+        FLAVOR,
+        cluster_queue("cq-a", 2, cohort="c"),
+        cluster_queue("cq-b", 2, cohort="c"),
+        cluster_queue("lender", 6, cohort="c"),
+        local_queue("cq-a"),
+        local_queue("cq-b"),
+    )
+    trace = write_trace(
+        tmp_path / "t.yaml",
+        [
+            job("a-big", 0, "cq-a", 6, 100),
+            job("b-small", 0, "cq-b", 4, 50),
+            job("a-next", 10, "cq-a", 4, 10),
+            job("b-next", 20, "cq-b", 4, 10),
+        ],
+    )
+    return setup, trace
+
+
+def test_fair_sharing_changes_the_order(tmp_path: Path) -> None:
+    setup, trace = _fair_sharing_setup(tmp_path)
+    plain = run_files(setup, trace).recorder.workloads
+    # Both borrow as much: first come, first served.
+    assert plain["default/a-next"].first_admission == 50
+    assert plain["default/b-next"].first_admission == 60
+    config = tmp_path / "config.yaml"
+    config.write_text(
+        "apiVersion: config.kueue.x-k8s.io/v1beta1\nkind: Configuration\n"
+        "fairSharing:\n  enable: true\n"
+    )
+    fair = run_files(setup, trace, config).recorder.workloads
+    # cq-b's share is lower than cq-a's (which borrows 4 already): it goes first.
+    assert fair["default/b-next"].first_admission == 50
+    assert fair["default/a-next"].first_admission == 60
+
+
+def test_same_input_same_figures(tmp_path: Path) -> None:
+    setup, trace = _fair_sharing_setup(tmp_path)
+    runs = [run_files(setup, trace) for _ in range(2)]
+    data = [run_data(run, compute(run)) for run in runs]
+    for figures in data:
+        figures.pop("wallSeconds")
+    assert json.dumps(data[0], sort_keys=True) == json.dumps(data[1], sort_keys=True)
+
+
+def test_borrowed_and_lent_figures(tmp_path: Path) -> None:
+    setup = write_setup(
+        tmp_path / "s.yaml",
+        FLAVOR,
+        cluster_queue("borrower", 2, cohort="c"),
+        cluster_queue("lender", 6, cohort="c", lendingLimit=4),
+        local_queue("borrower"),
+    )
+    trace = write_trace(tmp_path / "t.yaml", [job("w", 0, "borrower", 6, 10)])
+    run = run_files(setup, trace)
+    series = run_data(run, compute(run))["series"]
+    assert series["ClusterQueue/borrower"]["borrowed"]["default/cpu"][0] == 4
+    assert series["ClusterQueue/lender"]["lent"]["default/cpu"][0] == 4
+    assert series["Cohort/c"]["used"]["default/cpu"][0] == 6
+
+
+def test_until_stops_the_clock(tmp_path: Path) -> None:
+    setup = write_setup(tmp_path / "s.yaml", FLAVOR, cluster_queue("cq", 4), local_queue("cq"))
+    trace = write_trace(tmp_path / "t.yaml", [job("a", 0, "cq", 3, 10), job("b", 30, "cq", 1, 5)])
+    run = simulate(prepare("t", load_setup([setup]), trace), until=20)
+    assert run.end == 10
+    assert run.recorder.workloads["default/b"].first_admission is None
+    assert run.pending == []  # b never arrived
