@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import structlog
@@ -24,7 +25,7 @@ from kq.runtime.errors import ApiError
 from kq.runtime.informer import Informer
 from kq.runtime.resources import PODS
 from kq.runtime.store import Change, EventType, Store
-from kq.scheduler.placement import slices_of
+from kq.scheduler.placement import Slices, slices_of
 from kq.workload.status import rfc3339
 
 log = structlog.get_logger("kq.controllers.pods")
@@ -51,51 +52,64 @@ def live(pod: Mapping[str, Any]) -> bool:
     return phase not in ("Succeeded", "Failed") and not pod["metadata"].get("deletionTimestamp")
 
 
-def _slice_index(pod: Mapping[str, Any], workload: Workload, pod_set: str, size: int) -> int:
+@dataclass(frozen=True, slots=True)
+class _PodSetPlan:
+    """A pod set's topology assignment cut into slices, and how a pod finds its slice."""
+
+    name: str
+    size: int
+    slices: Slices
+    sub_group: str | None
+
+    def index_of(self, pod: Mapping[str, Any]) -> int | None:
+        """The pod's slice: its sub-group label, else its completion index over the size."""
+        labels = pod["metadata"].get("labels") or {}
+        annotations = pod["metadata"].get("annotations") or {}
+        try:
+            if self.sub_group and self.sub_group in labels:
+                return int(labels[self.sub_group])
+            index = labels.get(COMPLETION_INDEX) or annotations.get(COMPLETION_INDEX)
+            return int(index) // self.size if index is not None else 0
+        except ValueError:
+            return None
+
+
+def _plan(pod: Mapping[str, Any], workload: Workload) -> _PodSetPlan | None:
+    name = (pod["metadata"].get("labels") or {}).get(POD_SET_LABEL)
+    assignments = workload.admission.pod_set_assignments if workload.admission else ()
+    psa = next((p for p in assignments if p.name == name), None)
+    if name is None or psa is None or psa.topology is None:
+        return None
+    spec = next((ps for ps in workload.pod_sets if ps.name == name), None)
+    request = spec.topology if spec is not None else None
+    size = (min(request.slice_size, psa.count) if request else psa.count) or 1
+    sub_group = request.sub_group_label if request else None
+    return _PodSetPlan(name, size, slices_of(psa.topology, size), sub_group)
+
+
+def _pinned_node(pod: Mapping[str, Any], pod_set: str) -> str | None:
+    """The node a live, ungated pod of ``pod_set`` is pinned to."""
+    node = ((pod.get("spec") or {}).get("nodeSelector") or {}).get(HOSTNAME)
     labels = pod["metadata"].get("labels") or {}
-    spec = next((ps for ps in workload.pod_sets if ps.name == pod_set), None)
-    sub_group = spec.topology.sub_group_label if spec and spec.topology else None
-    if sub_group and sub_group in labels:
-        return int(labels[sub_group])
-    annotations = pod["metadata"].get("annotations") or {}
-    index = labels.get(COMPLETION_INDEX) or annotations.get(COMPLETION_INDEX)
-    return int(index) // size if index is not None else 0
+    if not node or not live(pod) or gated(pod) or labels.get(POD_SET_LABEL) != pod_set:
+        return None
+    return str(node)
 
 
 def choose_node(
     pod: Mapping[str, Any], workload: Workload, siblings: Iterable[Mapping[str, Any]]
 ) -> str | None:
     """The node to pin ``pod`` to, or ``None`` while its slice's nodes are all taken."""
-    pod_set = (pod["metadata"].get("labels") or {}).get(POD_SET_LABEL)
-    admission = workload.admission
-    psa = next(
-        (p for p in (admission.pod_set_assignments if admission else ()) if p.name == pod_set),
-        None,
-    )
-    if psa is None or psa.topology is None or pod_set is None:
-        return None
-    spec = next((ps for ps in workload.pod_sets if ps.name == pod_set), None)
-    size = min(spec.topology.slice_size, psa.count) if spec and spec.topology else psa.count
-    slices = slices_of(psa.topology, size or 1)
-    try:
-        index = _slice_index(pod, workload, pod_set, size or 1)
-    except ValueError:
-        return None
-    if not 0 <= index < len(slices):
+    plan = _plan(pod, workload)
+    index = plan.index_of(pod) if plan is not None else None
+    if plan is None or index is None or not 0 <= index < len(plan.slices):
         return None
     taken: dict[str, int] = {}
     for other in siblings:
-        labels = other["metadata"].get("labels") or {}
-        node = ((other.get("spec") or {}).get("nodeSelector") or {}).get(HOSTNAME)
-        if not node or not live(other) or gated(other) or labels.get(POD_SET_LABEL) != pod_set:
-            continue
-        try:
-            same_slice = _slice_index(other, workload, pod_set, size or 1) == index
-        except ValueError:
-            same_slice = False
-        if same_slice:
+        node = _pinned_node(other, plan.name)
+        if node is not None and plan.index_of(other) == index:
             taken[node] = taken.get(node, 0) + 1
-    for _, node, count in slices[index]:
+    for _, node, count in plan.slices[index]:
         if taken.get(node, 0) < count:
             return node
     return None
