@@ -15,6 +15,7 @@ from kq.admissionchecks.runner import register_admission_checks
 from kq.config import KqConfig
 from kq.controllers.priority_classes import register_priority_classes
 from kq.controllers.registration import register_admission
+from kq.controllers.visible import VisibleQueues
 from kq.controllers.workloads import WORKLOAD_GROUP_KIND, register_workload_lifecycle
 from kq.jobframework.controller import register_job_integrations
 from kq.jobframework.registry import job_integrations
@@ -24,6 +25,7 @@ from kq.runtime.certs import inject_conversion_ca_bundle
 from kq.runtime.identity import whoami
 from kq.runtime.manager import Manager
 from kq.runtime.webhook import CONVERSION
+from kq.visibility.server import VisibilityServer
 from kq.webhooks import JobWebhooks, kueue_validator
 from kq.webhooks.conversion import CONVERT, CONVERTED_CRDS, respond
 from kq.webhooks.routes import for_server, routes
@@ -32,10 +34,11 @@ from kq.webhooks.routes import for_server, routes
 async def install_controllers(manager: Manager, config: KqConfig) -> None:
     """Admission (quota reservation, preemption, queue status), the workload lifecycle
     (admission checks, deactivation, back-off), WorkloadPriorityClass values into Workloads,
-    check controllers, job integrations, and the admission and conversion webhooks."""
+    check controllers, job integrations, the admission and conversion webhooks, and the
+    visibility API."""
     pm = build_plugin_manager(config.plugins)
     pm.hook.kq_configure.call_historic(kwargs={"config": config})
-    register_admission(manager, config, pm)
+    _serve_visibility(manager, config, register_admission(manager, config, pm))
     register_workload_lifecycle(manager, config)
     register_priority_classes(manager)
     await register_admission_checks(manager, pm, config.namespace)
@@ -46,6 +49,24 @@ async def install_controllers(manager: Manager, config: KqConfig) -> None:
         manager.webhook.register(path, for_server(handler))
     _serve_conversion(manager)
     _warn_unread_concurrency(config, pm)
+
+
+def _serve_visibility(manager: Manager, config: KqConfig, visible: VisibleQueues) -> None:
+    """Every replica serves it (see ``kq.controllers.visible``), with the webhook's
+    certificate once the webhook server has loaded it."""
+    settings = config.visibility_server
+    if not settings.bind_port:
+        return
+    server = VisibilityServer(
+        manager.client,
+        visible.queues,
+        visible.raw,
+        manager.webhook.cert_dir,
+        settings.bind_address,
+        settings.bind_port,
+        manager.webhook.listening,
+    )
+    manager.add("visibility-server", server.run, leader_only=False)
 
 
 def _serve_conversion(manager: Manager) -> None:

@@ -102,6 +102,16 @@ class Webhook:
     """Address to listen on; empty means every interface, as in Kueue."""
 
 
+@dataclass(frozen=True)
+class VisibilityServer:
+    """Kueue's ``visibilityServer``: where the aggregated visibility API is served."""
+
+    bind_address: str = ""
+    """Empty means every interface, as in Kueue."""
+    bind_port: int = 8082
+    """0: not served (kq's own; Kueue always serves it)."""
+
+
 NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"
 """The label the API server puts on every Namespace, with the namespace's name."""
 
@@ -133,6 +143,7 @@ class KqConfig:
     Kueue; off only on a loopback address (kq dev, tests)."""
     health: Health = field(default_factory=Health)
     webhook: Webhook = field(default_factory=Webhook)
+    visibility_server: VisibilityServer = field(default_factory=VisibilityServer)
     feature_gates: Mapping[str, bool] = field(default_factory=dict)
     plugins: PluginsConfig = field(default_factory=PluginsConfig)
     group_kind_concurrency: Mapping[str, int] = field(default_factory=dict)
@@ -420,6 +431,7 @@ _TOP = {
     "metrics",
     "health",
     "webhook",
+    "visibilityServer",
     "featureGates",
     "plugins",
     "controller",
@@ -468,6 +480,14 @@ def _metrics(top: _Section) -> tuple[str, bool]:
             "address such as 127.0.0.1:8080"
         )
     return address, secure
+
+
+def _visibility_server(top: _Section) -> VisibilityServer:
+    section = top.section("visibilityServer", {"bindAddress", "bindPort"})
+    port = section.integer("bindPort", VisibilityServer.bind_port, minimum=0)
+    if port > 65535:
+        raise ConfigError("visibilityServer.bindPort: must be at most 65535")
+    return VisibilityServer(section.text("bindAddress", ""), port)
 
 
 def _version(top: _Section) -> bool:
@@ -562,6 +582,7 @@ def parse_config(document: object) -> KqConfig:
             cert_dir=webhook.text("certDir", Webhook().cert_dir),
             host=webhook.text("host", ""),
         ),
+        visibility_server=_visibility_server(top),
         feature_gates=dict(gates),
         plugins=_plugins(document.get("plugins")),
         group_kind_concurrency=_group_kind_concurrency(top),

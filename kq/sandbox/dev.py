@@ -1,6 +1,9 @@
 """``kq dev``: the embedded API server, a simulated cluster and the kq controller in one process.
 
 State lives in the data directory (``.kq/dev``) and survives restarts unless ``--fresh``.
+``--kubeconfig`` runs the simulated cluster and kq against an existing API server instead
+(``kq.sandbox.remote``): the state lives there, so ``--fresh`` is refused and the data
+directory only keeps the webhook's certificates.
 ``kq dev node|pool fail|recover`` inject node failures into a running sandbox through its API;
 ``kq dev provreq fail|revoke|expire`` do the same to a ProvisioningRequest.
 """
@@ -18,17 +21,25 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from kq.app import install_controllers
-from kq.config import Health, KqConfig, Webhook
+from kq.config import Health, KqConfig, VisibilityServer, Webhook
 from kq.observability.logs import configure_logging
 from kq.runtime import process
 from kq.runtime.client import KubeClient
 from kq.runtime.errors import ApiError
 from kq.runtime.resources import NAMESPACES
 from kq.sandbox.cluster.clock import SandboxClock, parse_rfc3339
-from kq.sandbox.cluster.driver import NODES, run_simulated_cluster, set_failure
+from kq.sandbox.cluster.driver import NODES, Settings, run_simulated_cluster, set_failure
 from kq.sandbox.cluster.podinfo import condition
 from kq.sandbox.cluster.profiles import BUILTIN, Profile, ProfileError, load_profile
 from kq.sandbox.cluster.provreq_faults import FAULTS, inject
+from kq.sandbox.remote import (
+    PROBE_NAMESPACE,
+    install_missing_crds,
+    server_url,
+    unregister_webhooks,
+    wait_for_webhooks_called,
+)
+from kq.sandbox.visibility import register_visibility
 from kq.sandbox.webhooks import free_loopback_port, register_webhooks, wait_for_ca
 
 DEFAULT_DATA_DIR = Path(".kq/dev")
@@ -48,6 +59,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--speed", type=float, default=1.0, help="time acceleration factor")
     parser.add_argument("--fresh", action="store_true", help="discard state from earlier runs")
     parser.add_argument("--no-controller", action="store_true", help="do not start kq itself")
+    parser.add_argument(
+        "--kubeconfig", type=Path, default=None,
+        help="run against this (bare) API server instead of serving one",
+    )  # fmt: skip
     parser.set_defaults(func=run)
     actions = parser.add_subparsers(dest="dev_command", metavar="{node,pool,provreq}")
     for what in ("node", "pool"):
@@ -55,7 +70,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         sub.add_argument("action", choices=("fail", "recover"))
         sub.add_argument("name", help="node name" if what == "node" else "node pool name")
         # SUPPRESS keeps the parent's default when the option is not repeated here.
-        sub.add_argument("--data-dir", type=Path, default=argparse.SUPPRESS, help="state directory")
+        _locate_options(sub)
         sub.add_argument(
             "--mode", choices=("Unreachable", "NotReady"), default="Unreachable",
             help="how the node fails: its kubelet stops, or reports not ready",
@@ -68,8 +83,25 @@ def configure(parser: argparse.ArgumentParser) -> None:
     sub.add_argument("name", help="ProvisioningRequest name")
     sub.add_argument("-n", "--namespace", default="default")
     sub.add_argument("--message", default=None, help="the condition's message")
-    sub.add_argument("--data-dir", type=Path, default=argparse.SUPPRESS, help="state directory")
+    _locate_options(sub)
     sub.set_defaults(func=run_provreq_fault)
+
+
+def _locate_options(sub: argparse.ArgumentParser) -> None:
+    """How a failure command finds the sandbox; SUPPRESS keeps the parent's value when unset."""
+    sub.add_argument("--data-dir", type=Path, default=argparse.SUPPRESS, help="state directory")
+    sub.add_argument("--kubeconfig", type=Path, default=argparse.SUPPRESS,
+                     help="the API server of a `kq dev --kubeconfig`")  # fmt: skip
+
+
+def _sandbox_kubeconfig(args: argparse.Namespace) -> Path | None:
+    kubeconfig = args.kubeconfig or Path(args.data_dir) / "kubeconfig"
+    if kubeconfig.is_file():
+        return Path(kubeconfig)
+    print(
+        f"kq dev: no sandbox's kubeconfig at {kubeconfig} (start `kq dev` first)", file=sys.stderr
+    )
+    return None
 
 
 def run(args: argparse.Namespace) -> int:
@@ -81,6 +113,15 @@ def run(args: argparse.Namespace) -> int:
     except ProfileError as exc:
         print(f"kq dev: {exc}", file=sys.stderr)
         return 2
+    if args.kubeconfig is not None and (args.fresh or args.port):
+        print(
+            "kq dev: with --kubeconfig the state lives in that API server, which kq dev does "
+            "not serve: no --fresh (delete objects there) and no --port",
+            file=sys.stderr,
+        )
+        return 2
+    if args.kubeconfig is not None:
+        args.kubeconfig = args.kubeconfig.resolve()  # printed in the ready line for others
     if args.fresh and args.data_dir.exists():
         shutil.rmtree(args.data_dir)
     configure_logging()  # logs go to stderr: stdout is the ready line and the instructions
@@ -92,9 +133,8 @@ def run_failure(args: argparse.Namespace) -> int:
 
 
 async def _failure(args: argparse.Namespace) -> int:
-    kubeconfig = Path(args.data_dir) / "kubeconfig"
-    if not kubeconfig.is_file():
-        print(f"kq dev: no sandbox in {args.data_dir} (start `kq dev` first)", file=sys.stderr)
+    kubeconfig = _sandbox_kubeconfig(args)
+    if kubeconfig is None:
         return 2
     failed = args.action == "fail"
     target = {"node": args.name} if args.dev_command == "node" else {"pool": args.name}
@@ -116,9 +156,8 @@ def run_provreq_fault(args: argparse.Namespace) -> int:
 
 
 async def _provreq_fault(args: argparse.Namespace) -> int:
-    kubeconfig = Path(args.data_dir) / "kubeconfig"
-    if not kubeconfig.is_file():
-        print(f"kq dev: no sandbox in {args.data_dir} (start `kq dev` first)", file=sys.stderr)
+    kubeconfig = _sandbox_kubeconfig(args)
+    if kubeconfig is None:
         return 2
     async with await KubeClient.connect(kubeconfig) as client:
         try:
@@ -143,12 +182,14 @@ async def _sandbox_origin(client: KubeClient) -> datetime:
 SANDBOX_FRAMEWORKS = ("batch/job", "jobset.x-k8s.io/jobset", "ray.io/rayjob", "kubeflow.org/mpijob")
 
 
-def _controller_config(webhook_port: int, cert_dir: Path) -> KqConfig:
+def _controller_config(webhook_port: int, cert_dir: Path, visibility_port: int = 0) -> KqConfig:
     """kq's defaults, every job integration on (the stories use JobSets and MPIJobs), the
-    webhooks on a loopback port, and probes and metrics on free local ports."""
+    webhooks and the visibility API on loopback ports, and probes and metrics on free local
+    ports."""
     return KqConfig(
         frameworks=SANDBOX_FRAMEWORKS,
         webhook=Webhook(port=webhook_port, cert_dir=str(cert_dir), host="127.0.0.1"),
+        visibility_server=VisibilityServer("127.0.0.1", visibility_port),
         metrics_bind_address="127.0.0.1:0",
         metrics_secure_serving=False,  # loopback, and the embedded server reviews no tokens
         health=replace(Health(), health_probe_bind_address="127.0.0.1:0"),
@@ -166,6 +207,8 @@ async def _ensure_namespace(client: KubeClient, name: str) -> None:
 
 def _instructions(kubeconfig: Path, args: argparse.Namespace, profile: Profile) -> list[str]:
     data_dir = "" if args.data_dir == DEFAULT_DATA_DIR else f" --data-dir {args.data_dir}"
+    if args.kubeconfig is not None:
+        data_dir = f" --kubeconfig {kubeconfig}"
     story = _STORY.get(args.profile) if args.profile in BUILTIN else None
     lines = [f"  export KUBECONFIG={kubeconfig}", "  kubectl get nodes"]
     if story:
@@ -177,68 +220,148 @@ def _instructions(kubeconfig: Path, args: argparse.Namespace, profile: Profile) 
     return lines
 
 
-async def _serve(args: argparse.Namespace, profile: Profile) -> int:
+class _CannotServe(Exception):
+    """The embedded API server could not start; the message says why."""
+
+
+async def _api_server(
+    args: argparse.Namespace, stack: contextlib.AsyncExitStack
+) -> tuple[Path, str]:
+    """(kubeconfig, URL) of the server to run on: the embedded one, started here and stopped
+    when ``stack`` closes, or the one ``--kubeconfig`` names."""
+    if args.kubeconfig is not None:
+        return args.kubeconfig, await server_url(args.kubeconfig)
     from kq.crds import builtin_crds
     from kq.sandbox.apiserver.server import Options, start
 
     try:
         running = await start(Options(data_dir=args.data_dir, port=args.port), builtin_crds())
     except OSError as exc:
-        print(f"kq dev: cannot serve the API on port {args.port}: {exc}", file=sys.stderr)
-        return 1
-    kubeconfig = running.kubeconfig.resolve()
+        raise _CannotServe(f"cannot serve the API on port {args.port}: {exc}") from exc
+    stack.push_async_callback(running.stop)
+    return running.kubeconfig.resolve(), running.url
+
+
+async def _serve(args: argparse.Namespace, profile: Profile) -> int:
+    async with contextlib.AsyncExitStack() as stack:
+        try:
+            kubeconfig, url = await _api_server(args, stack)
+            client = await KubeClient.connect(kubeconfig)
+            stack.push_async_callback(client.close)
+            if args.kubeconfig is not None:
+                await install_missing_crds(client)
+        except (_CannotServe, ApiError, OSError) as exc:
+            print(f"kq dev: {exc}", file=sys.stderr)
+            return 1
+        tasks: list[asyncio.Task[object]] = []
+        stack.push_async_callback(_cancel, tasks)
+        code = await _run(args, profile, client, (kubeconfig, url), tasks, stack)
+    print("kq dev stopped", file=sys.stderr)
+    return code
+
+
+async def _cancel(tasks: list[asyncio.Task[object]]) -> None:
+    for task in tasks:
+        task.cancel()
+    for task in tasks:
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+
+
+async def _run(
+    args: argparse.Namespace,
+    profile: Profile,
+    client: KubeClient,
+    server: tuple[Path, str],
+    tasks: list[asyncio.Task[object]],
+    stack: contextlib.AsyncExitStack,
+) -> int:
+    """Start the simulated cluster and kq, print the ready line, run until a signal."""
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
-    client = await KubeClient.connect(kubeconfig)
-    tasks: list[asyncio.Task[object]] = []
+    await _start_sandbox(args, profile, client, tasks)
+    if args.no_controller:
+        controller_note: str | int = "kq controller: not started (--no-controller)"
+    else:
+        controller_note = await _start_controller(args, client, server[0], tasks, stack)
+    if isinstance(controller_note, int):
+        return controller_note
+    kubeconfig, url = server
+    nodes = len((await client.list(NODES)).get("items") or ())
+    print(f"kq dev ready: profile {profile.name}, {nodes} nodes, speed {args.speed:g}x, "
+          f"API {url}, kubeconfig {kubeconfig}", flush=True)  # fmt: skip
+    print(controller_note)
+    print("Try:", *_instructions(kubeconfig, args, profile), sep="\n", flush=True)
+    stopping = asyncio.create_task(stop.wait())
+    done, _ = await asyncio.wait({stopping, *tasks}, return_when=asyncio.FIRST_COMPLETED)
+    stopping.cancel()
     code = 0
-    try:
-        clock = SandboxClock(args.speed, origin=await _sandbox_origin(client))
-        ready = asyncio.Event()
-        sandbox = asyncio.create_task(run_simulated_cluster(client, profile, clock, ready=ready))
-        tasks.append(sandbox)
-        waiting = asyncio.create_task(ready.wait())
-        await asyncio.wait({sandbox, waiting}, return_when=asyncio.FIRST_COMPLETED)
-        waiting.cancel()
-        if sandbox.done():
-            sandbox.result()  # the simulated cluster could not start: raise its error
-        if args.no_controller:
-            controller_note = "kq controller: not started (--no-controller)"
-        else:
-            port = free_loopback_port()
-            config = _controller_config(port, args.data_dir / "certs")
-            await _ensure_namespace(client, config.lease_namespace)  # where its Lease lives
-            await register_webhooks(client, port)
-            controller = asyncio.create_task(process.run(config, kubeconfig, install_controllers))
-            tasks.append(controller)
-            published = asyncio.create_task(wait_for_ca(client))
-            await asyncio.wait({controller, published}, return_when=asyncio.FIRST_COMPLETED)
-            if controller.done():
-                published.cancel()
-                return controller.result()
-            published.result()
-            controller_note = f"kq controller: running in this process, webhooks on port {port}"
-        nodes = len((await client.list(NODES)).get("items") or ())
-        print(f"kq dev ready: profile {profile.name}, {nodes} nodes, speed {args.speed:g}x, "
-              f"API {running.url}, kubeconfig {kubeconfig}", flush=True)  # fmt: skip
-        print(controller_note)
-        print("Try:", *_instructions(kubeconfig, args, profile), sep="\n", flush=True)
-        stopping = asyncio.create_task(stop.wait())
-        done, _ = await asyncio.wait({stopping, *tasks}, return_when=asyncio.FIRST_COMPLETED)
-        stopping.cancel()
-        for task in done - {stopping}:
-            # The controller handles the signals itself when it runs, and returns 0 on them.
-            result = task.result()
-            code = result if isinstance(result, int) else 1
-    finally:
-        for task in tasks:
-            task.cancel()
-        for task in tasks:
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
-        await client.close()
-        await running.stop()
-    print("kq dev stopped", file=sys.stderr)
+    for task in done - {stopping}:
+        # The controller handles the signals itself when it runs, and returns 0 on them.
+        result = task.result()
+        code = result if isinstance(result, int) else 1
     return code
+
+
+async def _start_sandbox(
+    args: argparse.Namespace,
+    profile: Profile,
+    client: KubeClient,
+    tasks: list[asyncio.Task[object]],
+) -> None:
+    """The simulated cluster, started; returns once its caches are synced and its nodes exist."""
+    clock = SandboxClock(args.speed, origin=await _sandbox_origin(client))
+    ready = asyncio.Event()
+    # A bare API server has no garbage collector; the embedded one collects its own.
+    settings = Settings(collect_garbage=args.kubeconfig is not None)
+    sandbox = asyncio.create_task(
+        run_simulated_cluster(client, profile, clock, ready=ready, settings=settings)
+    )
+    tasks.append(sandbox)
+    waiting = asyncio.create_task(ready.wait())
+    await asyncio.wait({sandbox, waiting}, return_when=asyncio.FIRST_COMPLETED)
+    waiting.cancel()
+    if sandbox.done():
+        sandbox.result()  # the simulated cluster could not start: raise its error
+
+
+async def _start_controller(
+    args: argparse.Namespace,
+    client: KubeClient,
+    kubeconfig: Path,
+    tasks: list[asyncio.Task[object]],
+    stack: contextlib.AsyncExitStack,
+) -> str | int:
+    """kq in this process with its webhooks registered and called; a note, or its exit code
+    if it ended before it served."""
+    port = free_loopback_port()
+    config = _controller_config(port, args.data_dir / "certs", free_loopback_port())
+    await _ensure_namespace(client, config.lease_namespace)  # where its Lease lives
+    await _ensure_namespace(client, PROBE_NAMESPACE)
+    await register_webhooks(client, port)
+    await register_visibility(client, config.namespace, config.visibility_server.bind_port)
+    if args.kubeconfig is not None:
+        stack.push_async_callback(_unregister_webhooks, client)
+    controller = asyncio.create_task(process.run(config, kubeconfig, install_controllers))
+    tasks.append(controller)
+    published = asyncio.create_task(_webhooks_serving(client))
+    await asyncio.wait({controller, published}, return_when=asyncio.FIRST_COMPLETED)
+    if controller.done():
+        published.cancel()
+        return controller.result()
+    published.result()
+    return f"kq controller: running in this process, webhooks on port {port}"
+
+
+async def _webhooks_serving(client: KubeClient) -> None:
+    await wait_for_ca(client)
+    await wait_for_webhooks_called(client)
+
+
+async def _unregister_webhooks(client: KubeClient) -> None:
+    try:
+        await unregister_webhooks(client)
+    except ApiError as exc:
+        print(f"kq dev: could not remove its webhook configurations: {exc}", file=sys.stderr)

@@ -14,19 +14,21 @@ from pathlib import Path
 from typing import Any
 
 from kq.sandbox.readyline import stop, wait_for_kubeconfig
-from tests.harness import REPO
+from tests.e2e.traces import no_trace
+from tests.harness import REPO, Cluster
 
 READY_TIMEOUT_S = 60.0
 
 
 @contextmanager
-def kq_dev(work: Path, profile: str, speed: float) -> Iterator[Path]:
-    """``kq dev --profile PROFILE`` on a fresh ``work/dev`` until the block ends; yields its
-    kubeconfig. Its log is ``work/kq-dev.log``."""
+def kq_dev(work: Path, profile: str, speed: float, *, server: Path | None = None) -> Iterator[Path]:
+    """``kq dev --profile PROFILE`` on a fresh ``work/dev``, or with ``--kubeconfig server``,
+    until the block ends; yields its kubeconfig. Its log is ``work/kq-dev.log``."""
     log_path = work / "kq-dev.log"
+    where = ["--fresh"] if server is None else ["--kubeconfig", str(server)]
     with log_path.open("w") as log:
         process = subprocess.Popen(
-            [sys.executable, "-m", "kq", "dev", "--data-dir", str(work / "dev"), "--fresh",
+            [sys.executable, "-m", "kq", "dev", "--data-dir", str(work / "dev"), *where,
              "--profile", profile, "--speed", str(speed)],
             stdout=subprocess.PIPE, stderr=log, text=True, cwd=REPO,
         )  # fmt: skip
@@ -36,6 +38,21 @@ def kq_dev(work: Path, profile: str, speed: float) -> Iterator[Path]:
         stop(process, timeout=15)
         if process.stdout is not None:
             process.stdout.close()
+
+
+@contextmanager
+def kq_dev_on(cluster: Cluster, work: Path, profile: str, speed: float) -> Iterator[Path]:
+    """``kq dev`` on the test's backend: its own embedded server, or ``--kubeconfig`` on the
+    shared real one, which it leaves as it found it (``traces.no_trace``)."""
+    if cluster.backend != "real":
+        with kq_dev(work, profile, speed) as kubeconfig:
+            yield kubeconfig
+        return
+    with (
+        no_trace(cluster, work / "cleanup-cache"),
+        kq_dev(work, profile, speed, server=cluster.kubeconfig) as kubeconfig,
+    ):
+        yield kubeconfig
 
 
 @dataclass(frozen=True)

@@ -2,8 +2,9 @@
 
 The manifests in ``tests/e2e/kueue_docs/`` are ours, written in the shapes of Kueue v0.19's site
 examples (the single-ClusterQueue setup, the sample Job, the topology-aware scheduling queues
-and its "required topology" Job), applied with the real kubectl. Embedded backend only:
-``kq dev`` serves its own API server.
+and its "required topology" Job), applied with the real kubectl. On both backends: ``kq dev``
+with its own embedded API server, or ``kq dev --kubeconfig`` on the shared real kube-apiserver,
+from which each test removes what it created when it ends.
 """
 
 from __future__ import annotations
@@ -18,7 +19,8 @@ from typing import Any, TypeVar
 
 import pytest
 
-from tests.e2e.kqdev import kq_dev
+from tests.e2e.kqdev import kq_dev_on
+from tests.harness import Cluster
 
 DOCS = Path(__file__).parent / "kueue_docs"
 SPEED = 20
@@ -71,14 +73,14 @@ def workload_of(kubectl: Kubectl, job: str, version: str = "v1beta1") -> dict[st
 
 
 @pytest.fixture
-def cpu_cluster(tmp_path: Path) -> Iterator[Kubectl]:
-    with kq_dev(tmp_path, "s4", SPEED) as kubeconfig:
+def cpu_cluster(cluster: Cluster, tmp_path: Path) -> Iterator[Kubectl]:
+    with kq_dev_on(cluster, tmp_path, "s4", SPEED) as kubeconfig:
         yield Kubectl(kubeconfig, tmp_path / "kubectl-cache")
 
 
 @pytest.fixture
-def tas_cluster(tmp_path: Path) -> Iterator[Kubectl]:
-    with kq_dev(tmp_path, str(DOCS / "tas-profile.yaml"), SPEED) as kubeconfig:
+def tas_cluster(cluster: Cluster, tmp_path: Path) -> Iterator[Kubectl]:
+    with kq_dev_on(cluster, tmp_path, str(DOCS / "tas-profile.yaml"), SPEED) as kubeconfig:
         yield Kubectl(kubeconfig, tmp_path / "kubectl-cache")
 
 

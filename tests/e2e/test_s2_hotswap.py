@@ -6,7 +6,8 @@ recover with ``kq dev node``. Every Expect line of the story is asserted, and wa
 and Workloads check at every version they deliver that no chip is double-booked, no two child
 Jobs share a slice, admitted usage stays within quota, and no pod is bound to a failed slice.
 
-Embedded backend only: ``kq dev`` serves its own API server.
+On both backends: ``kq dev`` with its own embedded API server, or ``kq dev --kubeconfig`` on the
+shared real kube-apiserver, from which each test removes what it created when it ends.
 """
 
 from __future__ import annotations
@@ -23,8 +24,8 @@ from typing import Any, TypeVar
 
 import pytest
 
-from tests.e2e.kqdev import KubectlWatch, Seen, kq_dev, kubectl_watch
-from tests.harness import REPO
+from tests.e2e.kqdev import KubectlWatch, Seen, kq_dev_on, kubectl_watch
+from tests.harness import REPO, Cluster
 
 EXAMPLES = REPO / "examples" / "s2"
 SPEED = 20
@@ -63,8 +64,9 @@ class Sandbox:
         return json.loads(self.kubectl("get", *args, "-o", "json").stdout)
 
     def node(self, verb: str, name: str) -> None:
-        subprocess.run([sys.executable, "-m", "kq", "dev", "node", verb, name, "--data-dir",
-                        str(self.work / "dev")], check=True, cwd=REPO, capture_output=True,
+        # By kubeconfig: a `kq dev --kubeconfig` keeps none in its data directory.
+        subprocess.run([sys.executable, "-m", "kq", "dev", "node", verb, name, "--kubeconfig",
+                        str(self.kubeconfig)], check=True, cwd=REPO, capture_output=True,
                        timeout=60)  # fmt: skip
 
     def workload(self, jobset: str) -> Obj:
@@ -87,8 +89,8 @@ class Sandbox:
 
 
 @pytest.fixture
-def s2(tmp_path: Path) -> Iterator[Sandbox]:
-    with kq_dev(tmp_path, "s2", SPEED) as kubeconfig:
+def s2(cluster: Cluster, tmp_path: Path) -> Iterator[Sandbox]:
+    with kq_dev_on(cluster, tmp_path, "s2", SPEED) as kubeconfig:
         yield Sandbox(tmp_path, kubeconfig)
 
 

@@ -116,6 +116,8 @@ def real_control_plane(workdir: Path) -> Iterator[ControlPlane]:
 
 # --- certificates -------------------------------------------------------------------------
 
+FRONT_PROXY_NAME = "front-proxy-client"
+
 
 @dataclass(frozen=True)
 class _Pki:
@@ -124,6 +126,9 @@ class _Pki:
     serving_key: Path
     service_account_key: Path
     service_account_pub: Path
+    front_proxy_ca: Path
+    front_proxy_cert: Path
+    front_proxy_key: Path
 
 
 def _openssl(*args: str) -> None:
@@ -149,7 +154,17 @@ def _make_pki(directory: Path) -> _Pki:
     _openssl("genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:prime256v1",
              "-out", str(sa_key))  # fmt: skip
     _openssl("pkey", "-in", str(sa_key), "-pubout", "-out", str(sa_pub))
-    return _Pki(ca_cert, cert, key, sa_key, sa_pub)
+    # The aggregator's client certificate, from a CA of its own: aggregated API servers (kq
+    # run's visibility API) trust it to name the user it forwards for.
+    fp_ca_key, fp_ca = directory / "front-proxy-ca.key", directory / "front-proxy-ca.crt"
+    fp_key, fp_cert = directory / "front-proxy-client.key", directory / "front-proxy-client.crt"
+    _openssl("req", "-x509", *ec, "-keyout", str(fp_ca_key), "-out", str(fp_ca),
+             "-days", "7", "-subj", "/CN=kq-realk8s-front-proxy-ca")  # fmt: skip
+    _openssl("req", "-x509", *ec, "-keyout", str(fp_key), "-out", str(fp_cert),
+             "-CA", str(fp_ca), "-CAkey", str(fp_ca_key), "-days", "7",
+             "-subj", f"/CN={FRONT_PROXY_NAME}",
+             "-addext", "extendedKeyUsage=clientAuth")  # fmt: skip
+    return _Pki(ca_cert, cert, key, sa_key, sa_pub, fp_ca, fp_cert, fp_key)
 
 
 # --- processes ----------------------------------------------------------------------------
@@ -276,6 +291,14 @@ def _start(
             "--disable-admission-plugins=ServiceAccount",
             "--enable-priority-and-fairness=false",
             "--profiling=false",
+            # API aggregation (APIServices), as a kubeadm cluster has it.
+            f"--requestheader-client-ca-file={pki.front_proxy_ca}",
+            f"--requestheader-allowed-names={FRONT_PROXY_NAME}",
+            "--requestheader-username-headers=X-Remote-User",
+            "--requestheader-group-headers=X-Remote-Group",
+            "--requestheader-extra-headers-prefix=X-Remote-Extra-",
+            f"--proxy-client-cert-file={pki.front_proxy_cert}",
+            f"--proxy-client-key-file={pki.front_proxy_key}",
         ],
         workdir / "kube-apiserver.log",
         stack,

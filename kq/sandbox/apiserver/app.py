@@ -16,7 +16,7 @@ import yaml
 from aiohttp import web
 
 from kq import jsoncodec
-from kq.sandbox.apiserver import discovery, errors, limits, protobuf, subresources
+from kq.sandbox.apiserver import aggregation, discovery, errors, limits, protobuf, subresources
 from kq.sandbox.apiserver.api import APPLY, PATCH_TYPES, Api, Ctx
 from kq.sandbox.apiserver.errors import ApiError
 from kq.sandbox.apiserver.faults import Faults
@@ -97,6 +97,7 @@ class Server:
         self.settings = Settings()
         self._encoded = EncodingCache()
         self.address = "127.0.0.1:0"
+        self.aggregator = aggregation.Aggregator(store)
 
     # --- entry point ---------------------------------------------------------------
 
@@ -160,9 +161,42 @@ class Server:
             return self._openapi(parts[1:])
         if head == "kq" and self.settings.fault_injection:
             return await self._internal(request, parts[1:])
+        if head == "apis":
+            aggregated = await self._aggregated(request, parts)
+            if aggregated is not None:
+                return aggregated
         if head == "api" or head == "apis":
             return await self._api(request, parts)
         raise errors.no_route()
+
+    # --- aggregation ---------------------------------------------------------------
+
+    async def _aggregated(self, request: web.Request, parts: list[str]) -> web.Response | None:
+        """A request for an APIService's group/version, forwarded; or ``/apis`` (and an
+        aggregated group's own document) listing those groups too."""
+        groups = self.aggregator.groups()
+        if len(parts) >= 3 and parts[1] in groups:
+            backend = self.aggregator.backend(parts[1], parts[2])
+            if backend is not None:
+                return await self.aggregator.forward(request, backend)
+        if request.method != "GET" or not groups:
+            return None
+        if len(parts) == 2 and parts[1] in groups:
+            doc = aggregation.legacy_group(parts[1], groups[parts[1]])
+            return respond({"kind": "APIGroup", "apiVersion": "v1", **doc})
+        if parts != ["apis"]:
+            return None
+        if self._aggregated_wanted(request):
+            body = discovery.aggregated(self.registry, core=False)
+            for group, versions in sorted(groups.items()):
+                lists = {v: await self.aggregator.resource_list(group, v) for v in versions}
+                body["items"].append(aggregation.aggregated_group(group, lists))
+            response = respond(body)
+            response.content_type = discovery.AGGREGATED
+            return response
+        body = discovery.api_group_list(self.registry)
+        body["groups"] += [aggregation.legacy_group(g, vs) for g, vs in sorted(groups.items())]
+        return respond(body)
 
     # --- discovery -----------------------------------------------------------------
 

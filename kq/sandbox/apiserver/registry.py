@@ -168,6 +168,7 @@ BUILTINS: tuple[ResourceType, ...] = (
         False,
         generation=True,
     ),
+    _b("apiregistration.k8s.io", "v1", "APIService", "apiservices", False, status=True),
     _b(
         "apiextensions.k8s.io",
         "v1",

@@ -25,9 +25,16 @@ from kq.runtime.client import KubeClient
 from kq.runtime.errors import ApiError
 from kq.runtime.events import EventRecorder
 from kq.runtime.informer import Informer
-from kq.runtime.resources import JOBS, PODS, Resource
+from kq.runtime.resources import JOBS, PODS, WORKLOADS, Resource
 from kq.runtime.store import Change, EventType, object_key
-from kq.sandbox.cluster import eviction, job_controller, kubelet, node_lifecycle, provisioning
+from kq.sandbox.cluster import (
+    eviction,
+    garbage,
+    job_controller,
+    kubelet,
+    node_lifecycle,
+    provisioning,
+)
 from kq.sandbox.cluster import rayjob_controller as rayjobs
 from kq.sandbox.cluster.actions import Action, Create, Delete, Event, Obj, Patch, Ref, meta
 from kq.sandbox.cluster.apitime import ApiTime
@@ -77,9 +84,8 @@ class _Written:
 class Settings:
     """Loop timing in wall seconds, and whether to stand in for the garbage collector.
 
-    ``collect_garbage`` is for a bare kube-apiserver: without kube-controller-manager nothing
-    deletes the pods of a deleted Job or finishes a foreground deletion. The embedded server
-    collects garbage itself.
+    ``collect_garbage`` is for a bare kube-apiserver (see :mod:`garbage`); the embedded server
+    collects garbage itself. It also watches Workloads, which Kueue leaves to the collector.
     """
 
     coalesce: float = 0.01
@@ -87,41 +93,6 @@ class Settings:
     collect_garbage: bool = False
     binding: bool | None = None
     """Bind through ``pods/binding`` (``None``: when the server serves it), else patch the pod."""
-
-
-_FOREGROUND = "foregroundDeletion"
-_COLLECTED = ("JobSet", "Job", "Pod", "RayJob", "RayCluster", "MPIJob", "ConfigMap")
-
-
-def collect_garbage(objects: Sequence[Obj]) -> list[Action]:
-    """Cascade deletions through ownerReferences among ``objects``, as the upstream GC does.
-
-    Dependents whose every owner of a collected kind is gone are deleted; an owner deleted in
-    the foreground gets its dependents deleted, then loses its ``foregroundDeletion`` finalizer.
-    """
-    uids = {str(meta(o).get("uid")) for o in objects}
-    dependents: dict[str, list[Obj]] = {}
-    actions: list[Action] = []
-    for obj in objects:
-        m = meta(obj)
-        owners = [r for r in m.get("ownerReferences") or () if r.get("kind") in _COLLECTED]
-        for owner in owners:
-            dependents.setdefault(str(owner.get("uid")), []).append(obj)
-        if owners and not m.get("deletionTimestamp") and not uids & {r["uid"] for r in owners}:
-            actions.append(Delete(Ref.of(obj)))
-    for obj in objects:
-        m = meta(obj)
-        finalizers = list(m.get("finalizers") or ())
-        if not m.get("deletionTimestamp") or _FOREGROUND not in finalizers:
-            continue
-        waiting = dependents.get(str(m.get("uid")), [])
-        actions += [
-            Delete(Ref.of(d), "Foreground") for d in waiting if not meta(d).get("deletionTimestamp")
-        ]
-        if not waiting:
-            kept = [f for f in finalizers if f != _FOREGROUND]
-            actions.append(Patch(Ref.of(obj), {"metadata": {"finalizers": kept or None}}))
-    return actions
 
 
 class _Driver:
@@ -173,6 +144,8 @@ class _Driver:
                 )  # fmt: skip
                 self.resources["PodTemplate"] = POD_TEMPLATES
                 break
+        if self.settings.collect_garbage:
+            self.resources["Workload"] = WORKLOADS
         for kind, resource in self.resources.items():
             informer = Informer(self.client, resource)
             informer.add_handler(self._handler(kind))
@@ -413,8 +386,20 @@ class _Driver:
         for mpijob in self.view("MPIJob"):
             await self._run(reconcile_mpijob(mpijob, self.view("Job"), pods, configs, now()))
         if self.settings.collect_garbage:
-            owned = [o for kind in _COLLECTED for o in self.view(kind)]
-            await self._run(collect_garbage(owned), per_object=True)
+            await self._collect_garbage()
+
+    async def _collect_garbage(self) -> None:
+        owned = [o for kind in garbage.KINDS for o in self.view(kind)]
+        for orphan in garbage.orphans(owned):
+            try:
+                gone = await garbage.owners_gone(self.client, self.resources, orphan)
+            except ApiError as exc:
+                self.failed = True  # judged again on a later pass
+                log.warning("owner lookup failed", object=Ref.of(orphan).name, error=str(exc))
+                continue
+            if gone:
+                await self.apply_group([Delete(Ref.of(orphan))])
+        await self._run(garbage.finish_foreground(owned), per_object=True)
 
     async def _run(self, actions: list[Action], *, per_object: bool = False) -> None:
         groups = _by_object(actions) if per_object else [actions]
@@ -514,7 +499,8 @@ async def run_simulated_cluster(
     Registers the profile's missing Nodes, watches Nodes, Pods, Jobs and, when served, JobSets,
     RayJobs, RayClusters, MPIJobs (with ConfigMaps) and ProvisioningRequests (with PodTemplates),
     and plays scheduler, kubelet, node lifecycle, taint manager, Job, JobSet, RayJob,
-    RayCluster, MPIJob and autoscaler controllers on ``clock``'s time. ``ready`` is set once the
+    RayCluster, MPIJob and autoscaler controllers on ``clock``'s time, and the garbage collector
+    if ``settings`` ask for it. ``ready`` is set once the
     caches are synced and the nodes exist. API errors never end it: failed actions are retried on a
     later pass. Node failures are injected with :func:`set_failure`.
     """

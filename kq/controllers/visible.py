@@ -1,0 +1,111 @@
+"""Whose pending queues the visibility API reads on this replica.
+
+The leader's admission controller owns the authoritative queues, and they are read while this
+replica leads. A follower has no admission controller, and the Service in front of the
+replicas sends requests to either; like upstream, which serves from every replica's cache, a
+follower answers from queues of its own, built on its first visibility request from the
+informers every replica runs, through the same ``CoreFeed``. Its order is the leader's heap
+order (priority, queue time, UID); what only the leader's cycles know, the sticky preemptor,
+is missing. Once this replica leads, the follower's queues are dropped (a replica that loses
+its lease exits, so it never needs them again).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+
+from kq.controllers.feed import CoreFeed
+from kq.queue.manager import QueueManager
+from kq.runtime.informer import Informer
+from kq.runtime.resources import (
+    ADMISSION_CHECKS,
+    CLUSTER_QUEUES,
+    COHORTS,
+    LIMIT_RANGES,
+    LOCAL_QUEUES,
+    NAMESPACES,
+    NODES,
+    PRIORITY_CLASSES,
+    RESOURCE_FLAVORS,
+    TOPOLOGIES,
+    WORKLOAD_PRIORITY_CLASSES,
+    WORKLOADS,
+    Resource,
+)
+from kq.runtime.store import Change
+from kq.scheduler.plugins import AdmissionPlugins
+
+
+def _handlers(feed: CoreFeed) -> dict[Resource, Callable[[Change], None]]:
+    """The admission controller's routing of informer events into a feed."""
+    return {
+        NAMESPACES: feed.namespace,
+        LIMIT_RANGES: feed.limit_range,
+        PRIORITY_CLASSES: feed.priority_class,
+        WORKLOAD_PRIORITY_CLASSES: feed.workload_priority_class,
+        NODES: feed.topology_feed.node,
+        TOPOLOGIES: feed.topology_feed.topology,
+        RESOURCE_FLAVORS: feed.resource_flavor,
+        ADMISSION_CHECKS: feed.admission_check,
+        COHORTS: feed.cohort,
+        CLUSTER_QUEUES: feed.cluster_queue,
+        LOCAL_QUEUES: feed.local_queue,
+        WORKLOADS: feed.workload,
+    }
+
+
+class VisibleQueues:
+    def __init__(
+        self,
+        informers: Mapping[Resource, Informer],
+        plugins: AdmissionPlugins,
+        eviction_timestamp: bool,
+    ) -> None:
+        """``informers``: those of the admission controller (``WATCHED``), specs first."""
+        self._informers = informers
+        self._plugins = plugins
+        self._eviction_timestamp = eviction_timestamp
+        self._leader: CoreFeed | None = None
+        self._follower: CoreFeed | None = None
+
+    def lead(self, feed: CoreFeed) -> None:
+        """The admission controller of this replica started: read its queues from now on."""
+        self._leader = feed
+        self._follower = None
+
+    def queues(self) -> QueueManager | None:
+        if self._leader is not None:
+            return self._leader.queues
+        if self._follower is None:
+            self._follow()
+        assert self._follower is not None
+        return self._follower.queues
+
+    def raw(self, key: str) -> dict[str, object] | None:
+        """The stored Workload ``namespace/name``."""
+        return self._informers[WORKLOADS].store.get(key)
+
+    def _follow(self) -> None:
+        """Build the follower's queues: subscribing replays every store into them."""
+        feed = CoreFeed(
+            self._plugins,
+            self._informers[WORKLOADS].store.values,
+            _nothing,
+            self._eviction_timestamp,
+        )
+        self._follower = feed
+        for resource, handler in _handlers(feed).items():
+            self._informers[resource].add_handler(self._while_following(feed, handler))
+
+    def _while_following(
+        self, feed: CoreFeed, handler: Callable[[Change], None]
+    ) -> Callable[[Change], None]:
+        def forward(change: Change) -> None:
+            if self._follower is feed:
+                handler(change)
+
+        return forward
+
+
+def _nothing() -> None:
+    """A follower runs no cycles: a change needs nothing woken."""
