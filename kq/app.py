@@ -65,6 +65,7 @@ def _serve_visibility(manager: Manager, config: KqConfig, visible: VisibleQueues
         settings.bind_address,
         settings.bind_port,
         manager.webhook.listening,
+        visible.scheduler,
     )
     manager.add("visibility-server", server.run, leader_only=False)
 

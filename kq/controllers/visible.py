@@ -34,6 +34,7 @@ from kq.runtime.resources import (
 )
 from kq.runtime.store import Change
 from kq.scheduler.plugins import AdmissionPlugins
+from kq.scheduler.scheduler import Scheduler
 
 
 def _handlers(feed: CoreFeed) -> dict[Resource, Callable[[Change], None]]:
@@ -80,6 +81,10 @@ class VisibleQueues:
             self._follow()
         assert self._follower is not None
         return self._follower.queues
+
+    def scheduler(self) -> Scheduler | None:
+        """The leading admission controller's scheduler; ``None`` on a follower."""
+        return None if self._leader is None else self._leader.scheduler
 
     def raw(self, key: str) -> dict[str, object] | None:
         """The stored Workload ``namespace/name``."""

@@ -15,6 +15,7 @@ from kubernetes_asyncio.config.config_exception import ConfigException
 from kq.kubectl_kq import connect
 from kq.kubectl_kq.control import stop_or_resume
 from kq.kubectl_kq.create import UsageError, create
+from kq.kubectl_kq.explain import explain_workload
 from kq.kubectl_kq.listing import (
     STATUSES,
     list_cluster_queues,
@@ -128,6 +129,14 @@ def _control_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[t
                 parser.add_argument("--keep-already-running", action="store_true")
 
 
+def _explain_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    verb = sub.add_parser("explain", help="why a workload waits, or why it got its flavor")
+    kinds = verb.add_subparsers(dest="kind", required=True)
+    parser = _kind(kinds, "workload")
+    parser.set_defaults(run=explain_workload)
+    parser.add_argument("name")
+
+
 def parser() -> argparse.ArgumentParser:
     top = argparse.ArgumentParser(
         prog="kubectl kq",
@@ -140,6 +149,7 @@ def parser() -> argparse.ArgumentParser:
     _list_parser(sub)
     _create_parser(sub)
     _control_parsers(sub)
+    _explain_parser(sub)
     return top
 
 

@@ -68,6 +68,8 @@ class CycleResult:
     """Words for workloads no cycle looks at: queued behind a head that blocks its queue, or in
     a parked shape (``kq.scheduler.held``); not heads, so not in ``decisions``, which observers
     and metrics count."""
+    assignments: Mapping[str, Assignment] = field(default_factory=dict)
+    """The flavor assignment each nominated head was decided on (what its span records)."""
 
 
 class _Oracle:
@@ -346,4 +348,10 @@ def schedule(
         admitted = sum(isinstance(d, Admit) for d in decisions)
         cycle_span.set_attribute("kueue.heads", len(heads))
         cycle_span.set_attribute("kueue.admitted", admitted)
-        return CycleResult(tuple(decisions), len(entries), admitted, {d.key: d for d in decisions})
+        return CycleResult(
+            tuple(decisions),
+            len(entries),
+            admitted,
+            {d.key: d for d in decisions},
+            assignments={e.info.key: e.assignment for e in entries},
+        )

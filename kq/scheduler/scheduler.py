@@ -13,6 +13,7 @@ from kq.queue.manager import QueueManager
 from kq.queue.requeue import RequeueReason
 from kq.scheduler.cycle import CycleResult, schedule
 from kq.scheduler.decisions import Admit, Pending
+from kq.scheduler.last import LastDecisions
 from kq.scheduler.held import held_words, parked_words
 from kq.scheduler.observers import Observers
 from kq.scheduler.plugins import AdmissionPlugins
@@ -38,6 +39,8 @@ class Scheduler:
         self.namespace_labels: dict[str, dict[str, str]] = {}
         self.limit_ranges: dict[str, LimitRangeSummary] = {}
         """Per namespace, the summary of its LimitRanges (namespaces without any are absent)."""
+        self.last = LastDecisions()
+        """Each workload's last decision and the assignment it was made on (``explain``)."""
         self.untrusted: dict[str, str] = {}
         """Quota holders whose admission kq could not have made (see ``trust``), with why:
         never counted; the controller evicts them."""
@@ -51,6 +54,7 @@ class Scheduler:
             # Arrivals in parked shapes are told why they wait without costing a try.
             return CycleResult((), 0, held=parked_words(self.queues))
         result = schedule(snapshot, heads, self.plugins, self.namespace_labels)
+        self.last.record(result, now)
         by_key = result.by_key
         for info in heads:
             decision = by_key[info.key]
@@ -115,6 +119,7 @@ class Scheduler:
     def workload_deleted(self, key: str) -> None:
         """Gone or finished: out of its queue, and its quota (if any) released."""
         self.untrusted.pop(key, None)
+        self.last.forget(key)
         self.queues.delete_workload(key)
         self.release(key)
 

@@ -7,6 +7,7 @@ creation time. Errors are ``metav1.Status`` objects as upstream's generic API se
 
 from __future__ import annotations
 
+import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -14,10 +15,14 @@ from aiohttp import web
 
 from kq import jsoncodec
 from kq.queue.manager import QueueManager
+from kq.scheduler.scheduler import Scheduler
 from kq.visibility import summary
+from kq.visibility.explain import explain
 from kq.visibility.summary import GROUP, VERSIONS, BadRequest, RawLookup
 
 QueueSource = Callable[[], QueueManager | None]
+SchedulerSource = Callable[[], Scheduler | None]
+"""The leading admission controller's scheduler, whose last decisions explain workloads."""
 Gate = Callable[[web.Request], Awaitable[web.Response | None]]
 """Refuses a request with a response, or lets it through with None."""
 
@@ -84,7 +89,12 @@ def resource_list(version: str) -> dict[str, Any]:
     }
 
 
-def build_app(queues: QueueSource, raw: RawLookup, gate: Gate | None = None) -> web.Application:
+def build_app(
+    queues: QueueSource,
+    raw: RawLookup,
+    gate: Gate | None = None,
+    scheduler: SchedulerSource | None = None,
+) -> web.Application:
     async def apis(_: web.Request) -> web.Response:
         return _json({"kind": "APIGroupList", "apiVersion": "v1", "groups": [_group()]})
 
@@ -116,6 +126,17 @@ def build_app(queues: QueueSource, raw: RawLookup, gate: Gate | None = None) -> 
         items = summary.local_queue_items(pending, namespace, name, page, raw)
         return _json(summary.summary(request.match_info["version"], items))
 
+    async def explanation(request: web.Request) -> web.Response:
+        """kq's own: why a workload waits (``kubectl kq explain workload``)."""
+        namespace, name = request.match_info["namespace"], request.match_info["name"]
+        obj = raw(f"{namespace}/{name}")
+        if obj is None:
+            return not_found("workload", name)
+        leader = None if scheduler is None else scheduler()
+        if leader is None:
+            return status(503, "ServiceUnavailable", "this replica does not lead: ask again")
+        return _json(explain(leader, obj, time.time()))
+
     async def healthy(_: web.Request) -> web.Response:
         return web.Response(text="ok")
 
@@ -129,6 +150,7 @@ def build_app(queues: QueueSource, raw: RawLookup, gate: Gate | None = None) -> 
     app.router.add_get(
         base + "/namespaces/{namespace}/localqueues/{name}/pendingworkloads", local_queue
     )
+    app.router.add_get(base + "/namespaces/{namespace}/workloads/{name}/explanation", explanation)
     for path in ("/healthz", "/readyz", "/livez"):
         app.router.add_get(path, healthy)
     return app

@@ -19,7 +19,7 @@ from aiohttp import web
 
 from kq.runtime.client import KubeClient
 from kq.visibility import auth
-from kq.visibility.api import Gate, QueueSource, build_app, status
+from kq.visibility.api import Gate, QueueSource, SchedulerSource, build_app, status
 from kq.visibility.summary import RawLookup
 
 log = structlog.get_logger("kq.visibility")
@@ -63,10 +63,13 @@ class VisibilityServer:
         host: str,
         port: int,
         certificates_ready: asyncio.Event,
+        scheduler: SchedulerSource | None = None,
     ) -> None:
+        """``scheduler``: the leading admission controller's, for explanations."""
         self._client = client
         self._queues = queues
         self._raw = raw
+        self._scheduler = scheduler
         self._cert_dir = cert_dir
         self._host = host
         self.port = port
@@ -86,7 +89,8 @@ class VisibilityServer:
             auth.trust_front_proxy(self.context, proxy)
         elif not loopback:
             log.error("no front proxy CA published: every visibility request is refused")
-        app = build_app(self._queues, self._raw, front_proxy_gate(proxy, loopback))
+        gate = front_proxy_gate(proxy, loopback)
+        app = build_app(self._queues, self._raw, gate, self._scheduler)
         runner = web.AppRunner(app, access_log=None, shutdown_timeout=1.0)
         await runner.setup()
         try:

@@ -1,0 +1,42 @@
+"""Each workload's last decision, kept so ``explain`` reads what the scheduler decided rather
+than a re-computation that could disagree."""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from dataclasses import dataclass
+
+from kq.scheduler.assignment import Assignment
+from kq.scheduler.cycle import CycleResult
+from kq.scheduler.decisions import Decision
+
+KEPT = 200_000
+"""Bound on the workloads remembered; the oldest decision goes first."""
+
+
+@dataclass(frozen=True, slots=True)
+class Decided:
+    decision: Decision
+    assignment: Assignment | None
+    """``None`` when the head did not get as far as flavor assignment."""
+    at: float
+
+
+class LastDecisions:
+    def __init__(self) -> None:
+        self._by_key: OrderedDict[str, Decided] = OrderedDict()
+
+    def record(self, result: CycleResult, now: float) -> None:
+        by_key, assignments = self._by_key, result.assignments
+        for decision in result.decisions:
+            key = decision.key
+            by_key[key] = Decided(decision, assignments.get(key), now)
+            by_key.move_to_end(key)
+        while len(by_key) > KEPT:
+            by_key.popitem(last=False)
+
+    def get(self, key: str) -> Decided | None:
+        return self._by_key.get(key)
+
+    def forget(self, key: str) -> None:
+        self._by_key.pop(key, None)
