@@ -22,7 +22,7 @@ from kq.api.topology import TopologyAssignment
 from kq.api.workload import EVICTED, Admission
 from kq.cache.cache import Cache
 from kq.cache.snapshot import Snapshot
-from kq.cache.topology import is_exclusive
+from kq.cache.topology import is_exclusive, placements_of
 from kq.controllers.patches import preempt_patch
 from kq.controllers.pods import TopologyPods
 from kq.controllers.writer import WorkloadWriter
@@ -106,6 +106,10 @@ class HotSwap:
         snapshot.topology.unplace(info.key)
         usage = usage_on_nodes(result.topology, requests)
         snapshot.topology.place(info.key, usage, is_exclusive(info))
+        # Assumed at once, as an admission is: a victim released before the move is written
+        # must not be placed back on the domains this workload is taking.
+        after = WorkloadInfo(replace(info.obj, admission=_moved(info, result.topology)))
+        self._cache.placements.add(info.key, placements_of(after), is_exclusive(info))
         self._in_flight.add(info.key)
         task = asyncio.create_task(self._apply(snapshot, info, obj, result, failed))
         self._tasks.add(task)
@@ -119,36 +123,50 @@ class HotSwap:
         recovery: Recovery,
         failed: frozenset[str],
     ) -> None:
+        moved = False
         try:
             now = time.time()
             for target in recovery.victims:
-                await self._evict(snapshot, info, target.workload.key, target, now)
+                if not await self._evict(snapshot, info, target.workload.key, target, now):
+                    # Moving onto a victim's domains that it still holds would double-book
+                    # them; the victim's newer version wakes the next plan.
+                    log.info("hot-swap deferred", workload=info.key, victim=target.workload.key)
+                    return
             admission = _moved(info, recovery.topology)
             patched = await self._writer.patch_status(
                 obj, {"status": {"admission": admission_dict(admission)}}
             )
             if patched is None:
                 return
+            moved = True
             message = _message(info, recovery, failed)
             self._writer.event(patched, "HotSwap", message)
             log.info("hot-swap", workload=info.key, message=message)
             self._pods.fail_on(info.key, failed, f"kq hot-swap: {message}")
         finally:
             self._in_flight.discard(info.key)
+            cached = self._cache.workload(info.key)
+            if not moved and cached is not None:  # what the cache knows again
+                self._cache.placements.add(
+                    info.key, placements_of(cached.info), is_exclusive(cached.info)
+                )
 
     async def _evict(
         self, snapshot: Snapshot, info: WorkloadInfo, key: str, target: Target, now: float
-    ) -> None:
+    ) -> bool:
+        """Whether the victim is evicted (now, or already); gone counts as evicted."""
         obj = self._workloads.get(key)
         if obj is None:
-            return
+            return True
         words = victim(snapshot, info, target)
         patch = preempt_patch(obj, words, now)
         if patch is None:
-            return
+            return True
         patched = await self._writer.patch_status(obj, patch)
-        if patched is not None:
-            self._writer.event(patched, "Preempted", words.message)
+        if patched is None:
+            return False
+        self._writer.event(patched, "Preempted", words.message)
+        return True
 
     async def close(self) -> None:
         for task in self._tasks:

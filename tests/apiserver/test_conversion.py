@@ -85,11 +85,29 @@ def converting(cluster: Cluster, tmp_path_factory: pytest.TempPathFactory) -> It
             for crd in crds:
                 _kubectl_ok(cluster, cache, "patch", "crd", crd, "--type=merge", "-p", patch)
             _wait_converting(cluster, cache)
+            _wait_served(cluster, cache, crds)
             yield
         finally:
             undo = json.dumps({"spec": {"conversion": NO_CONVERSION}})
             for crd in crds:
                 cluster.kubectl("patch", "crd", crd, "--type=merge", "-p", undo, cache_dir=cache)
+            _wait_served(cluster, cache, crds)
+
+
+def _wait_served(cluster: Cluster, cache: Path, crds: list[str]) -> None:
+    """Until every kind lists in both versions: after a CRD's conversion changes, the API
+    server re-initializes its storage and answers 429 meanwhile."""
+    deadline = time.monotonic() + 30
+    pending = [f"{crd.split('.', 1)[0]}.{version}.{GROUP}" for crd in crds
+               for version in ("v1beta1", "v1beta2")]  # fmt: skip
+    while pending and time.monotonic() < deadline:
+        pending = [
+            kind for kind in pending
+            if cluster.kubectl("get", kind, "-A", cache_dir=cache).returncode != 0
+        ]  # fmt: skip
+        if pending:
+            time.sleep(0.2)
+    assert not pending, f"not served after the conversion change: {pending}"
 
 
 @pytest.fixture

@@ -100,14 +100,16 @@ async def test_admits_fitting_leaves_rest_pending_then_admits_after_finish(
     assert queue["status"]["admittedWorkloads"] == 2
 
     async def local_counts() -> dict[str, Any] | None:
-        lq = kubectl_json(cluster, kubectl_cache, "get", "localqueues", "lq", "-n", ns)
+        # v1beta1, the stored version: the real test plane's CRDs convert nothing (no webhook)
+        lq = kubectl_json(
+            cluster, kubectl_cache, "get", "localqueues.v1beta1.kueue.x-k8s.io", "lq", "-n", ns
+        )
         status: dict[str, Any] = lq.get("status") or {}
         wanted = {"pendingWorkloads": 0, "reservingWorkloads": 2, "admittedWorkloads": 2}
         return status if all(status.get(k) == v for k, v in wanted.items()) else None
 
     local = await eventually(local_counts, "LocalQueue counts")
-    # kubectl reads v1beta2, as against Kueue v0.19: v1beta1's flavorUsage is flavorsUsage there
-    assert local["flavorsUsage"] == [{"name": rf, "resources": [{"name": "cpu", "total": "3"}]}]
+    assert local["flavorUsage"] == [{"name": rf, "resources": [{"name": "cpu", "total": "3"}]}]
 
     async def quota_reserved_event() -> list[dict[str, Any]] | None:
         events = kubectl_json(cluster, kubectl_cache, "get", "events", "-n", ns)["items"]
