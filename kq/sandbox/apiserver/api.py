@@ -105,6 +105,41 @@ def _unshared(value: Any, stored: Any) -> Any:
     return value
 
 
+def _main_write(rt: ResourceType, live: Obj, obj: Obj, *, shares: bool) -> Obj:
+    """``obj`` with the stored status, when the resource has a status subresource."""
+    # The live status replaces the given one, so it needs no copy here.
+    kept = frozenset({"status"}) if rt.status else frozenset()
+    new = _copy_for_write(obj, kept) if shares else obj
+    if rt.status:
+        if "status" in live:
+            new["status"] = copy.deepcopy(live["status"])
+        else:
+            new.pop("status", None)
+    return new
+
+
+def _keep_server_meta(meta: dict[str, Any], old_meta: dict[str, Any]) -> None:
+    """An update cannot change server-owned metadata, nor drop managedFields by omitting it."""
+    for key in (*_SERVER_META, "name", "namespace", "generation"):
+        if key in old_meta:
+            meta[key] = old_meta[key]
+        else:
+            meta.pop(key, None)
+    if "managedFields" not in meta and "managedFields" in old_meta:
+        meta["managedFields"] = old_meta["managedFields"]
+
+
+def _new_finalizers_while_deleting(
+    meta: dict[str, Any], old_meta: dict[str, Any]
+) -> list[FieldError]:
+    if not old_meta.get("deletionTimestamp"):
+        return []
+    if not set(meta.get("finalizers") or ()) - set(old_meta.get("finalizers") or ()):
+        return []
+    message = "Forbidden: no new finalizers can be added if the object is being deleted"
+    return [FieldError("metadata.finalizers", "FieldValueForbidden", message)]
+
+
 class Api:
     """Kubernetes object semantics on top of the store."""
 
@@ -319,44 +354,13 @@ class Api:
         # A status write keeps the stored spec: only what it can change is checked again.
         unchanged = frozenset({"spec"}) if sub == "status" else frozenset()
         if sub == "status":
-            new = _copy_for_write(live, self._untouched(rt, unchanged) | {"status"})
-            new.pop("status", None)
-            if "status" in obj:
-                status = obj["status"]
-                new["status"] = _unshared(status, live.get("status")) if shares else status
+            new = self._status_write(rt, live, obj, unchanged, shares=shares)
         else:
-            # The live status replaces the given one, so it needs no copy here.
-            kept = frozenset({"status"}) if rt.status else frozenset()
-            new = _copy_for_write(obj, kept) if shares else obj
-            if rt.status:
-                if "status" in live:
-                    new["status"] = copy.deepcopy(live["status"])
-                else:
-                    new.pop("status", None)
+            new = _main_write(rt, live, obj, shares=shares)
         meta = new.setdefault("metadata", {})
         old_meta = live["metadata"]
-        for key in (*_SERVER_META, "name", "namespace", "generation"):
-            if key in old_meta:
-                meta[key] = old_meta[key]
-            else:
-                meta.pop(key, None)
-        if "managedFields" not in meta and "managedFields" in old_meta:
-            meta["managedFields"] = old_meta["managedFields"]
-        if old_meta.get("deletionTimestamp"):
-            added = set(meta.get("finalizers") or ()) - set(old_meta.get("finalizers") or ())
-            if added:
-                self._fail_if_invalid(
-                    rt,
-                    name,
-                    [
-                        FieldError(
-                            "metadata.finalizers",
-                            "FieldValueForbidden",
-                            "Forbidden: no new finalizers can be added if the object is being "
-                            "deleted",
-                        )
-                    ],
-                )
+        _keep_server_meta(meta, old_meta)
+        self._fail_if_invalid(rt, name, _new_finalizers_while_deleting(meta, old_meta))
         if rt.builtin:
             builtin.prepare_update(rt, new)
         new = self._apply_schema(rt, new, ctx, unchanged)
@@ -375,6 +379,17 @@ class Api:
         if meta.get("deletionTimestamp") and not meta.get("finalizers") and rt != NAMESPACE:
             return self._remove(rt, live, ctx)
         return self._write(rt, new, live, ctx, defaulted=new is defaulted)
+
+    def _status_write(
+        self, rt: ResourceType, live: Obj, obj: Obj, unchanged: frozenset[str], *, shares: bool
+    ) -> Obj:
+        """The stored object with ``obj``'s status (none if it has none)."""
+        new = _copy_for_write(live, self._untouched(rt, unchanged) | {"status"})
+        new.pop("status", None)
+        if "status" in obj:
+            status = obj["status"]
+            new["status"] = _unshared(status, live.get("status")) if shares else status
+        return new
 
     def _untouched(self, rt: ResourceType, unchanged: frozenset[str]) -> frozenset[str]:
         """The ``unchanged`` fields that nothing on the write path mutates, so a new state

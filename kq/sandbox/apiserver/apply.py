@@ -553,18 +553,42 @@ def server_side_apply(
 ) -> ApplyResult:
     """Apply ``applied`` as ``manager`` (see the module docstring)."""
     resolve = types or builtin_types(kind)
-    config = _strip_nulls(copy.deepcopy(dict(applied)))
-    config.get("metadata", {}).pop("managedFields", None)
+    config = _without_managed(_strip_nulls(copy.deepcopy(dict(applied))))
     entries = _entries(live)
-    base: dict[str, Any] = copy.deepcopy(dict(live)) if live is not None else {}
-    base.get("metadata", {}).pop("managedFields", None)
+    base = _without_managed(copy.deepcopy(dict(live)) if live is not None else {})
     new_set = field_set(config, resolve)
     mine = next((e for e in entries if e.manager == manager and e.operation == "Apply"), None)
     others = [e for e in entries if e is not mine]
-
     merged: dict[str, Any] = _merge(base, config, (), resolve)
-    # Like upstream: another manager's field conflicts when this apply adds or changes it.
-    touched, _ = _changes(base, merged, resolve)
+    conflicted = _take_conflicts(others, _changes(base, merged, resolve)[0], force=force)
+    if mine is not None:
+        _drop_unapplied(merged, mine.paths - new_set, new_set, others, config)
+    # The timestamp only moves when something changed, so a no-op apply stays a no-op.
+    unchanged = mine is not None and mine.paths == new_set and merged == base and not conflicted
+    stamp = mine.time if unchanged and mine is not None else _now(now)
+    entry = _Entry(manager, "Apply", str(config.get("apiVersion", "")), stamp, new_set)
+    managed = [e.to_json() for e in _replace_entry(entries, mine, entry)]
+    merged.setdefault("metadata", {})["managedFields"] = managed
+    return ApplyResult(merged, copy.deepcopy(managed))
+
+
+def _without_managed(obj: dict[str, Any]) -> dict[str, Any]:
+    obj.get("metadata", {}).pop("managedFields", None)
+    return obj
+
+
+def _replace_entry(entries: list[_Entry], mine: _Entry | None, entry: _Entry) -> list[_Entry]:
+    """``entries`` with ``entry`` in place of ``mine`` (appended when new), less those left
+    owning nothing (a forced apply may have taken every field another manager had)."""
+    result = [entry if e is mine else e for e in entries if e is mine or e.paths]
+    if mine is None:
+        result.append(entry)
+    return result
+
+
+def _take_conflicts(others: list[_Entry], touched: set[Path], *, force: bool) -> bool:
+    """Like upstream: another manager's field conflicts when this apply adds or changes it.
+    Raise ``ApplyConflict`` unless ``force``, which takes the fields; True when any did."""
     conflicts = [(path, e) for e in others for path in sorted(e.paths & touched)]
     if conflicts and not force:
         raise ApplyConflict(
@@ -573,35 +597,27 @@ def server_side_apply(
         )
     for path, entry in conflicts:
         entry.paths.discard(path)
+    return bool(conflicts)
 
-    if mine is not None:
-        owned_by_others = set().union(*(e.paths for e in others)) if others else set()
-        keep = new_set | owned_by_others
-        # Parents first: removing a list item takes its fields with it, while fields of
-        # items another manager keeps alive are removed one by one.
-        for path in sorted(mine.paths - new_set, key=len):
-            # Nothing the configuration still contains goes (e.g. an owned empty map that
-            # now has content, or a list that is now empty).
-            if (
-                _owned_prefix(path, keep)
-                or _is_key_field(path)
-                or _get(config, path) is not _MISSING
-            ):
-                continue
-            _remove(merged, path)
-            _prune_empty(merged, path, keep, config)
 
-    api_version = str(config.get("apiVersion", ""))
-    # The timestamp only moves when something changed, so a no-op apply stays a no-op.
-    unchanged = mine is not None and mine.paths == new_set and merged == base and not conflicts
-    stamp = mine.time if unchanged and mine is not None else _now(now)
-    entry = _Entry(manager, "Apply", api_version, stamp, new_set)
-    result = [entry if e is mine else e for e in entries if e is mine or e.paths]
-    if mine is None:
-        result.append(entry)
-    managed = [e.to_json() for e in result]
-    merged.setdefault("metadata", {})["managedFields"] = managed
-    return ApplyResult(merged, copy.deepcopy(managed))
+def _drop_unapplied(
+    merged: dict[str, Any],
+    dropped: set[Path],
+    new_set: set[Path],
+    others: list[_Entry],
+    config: Any,
+) -> None:
+    """Remove the fields the manager applied before and no longer applies (``dropped``)."""
+    keep = new_set.union(*(e.paths for e in others))
+    # Parents first: removing a list item takes its fields with it, while fields of
+    # items another manager keeps alive are removed one by one.
+    for path in sorted(dropped, key=len):
+        # Nothing the configuration still contains goes (e.g. an owned empty map that
+        # now has content, or a list that is now empty).
+        if _owned_prefix(path, keep) or _is_key_field(path) or _get(config, path) is not _MISSING:
+            continue
+        _remove(merged, path)
+        _prune_empty(merged, path, keep, config)
 
 
 def record_update(

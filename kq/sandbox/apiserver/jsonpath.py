@@ -225,41 +225,49 @@ def _compare(left: Any, op: str, right: Any) -> bool:
 
 
 def _apply(step: _Step, values: list[Any]) -> list[Any]:
-    out: list[Any] = []
-    for value in values:
-        if isinstance(step, _Field):
-            if step.name == "*":
-                out.extend(_children(value))
-            elif isinstance(value, dict) and step.name in value:
-                out.append(value[step.name])
-        elif isinstance(step, _Recursive):
-            for node in _descendants(value):
-                if not step.name:
-                    out.append(node)
-                elif step.name == "*":
-                    out.extend(_children(node))
-                elif isinstance(node, dict) and step.name in node:
-                    out.append(node[step.name])
-        elif isinstance(step, _Index):
-            if not isinstance(value, list):
-                if step.start is None and step.stop is None and isinstance(value, dict):
-                    out.extend(value.values())
-                continue
-            if step.single:
-                assert step.start is not None
-                if -len(value) <= step.start < len(value):
-                    out.append(value[step.start])
-            else:
-                out.extend(value[step.start : step.stop])
-        elif isinstance(value, list):
-            for item in value:
-                found = _run(step.path, item)
-                if step.op is None:
-                    if found:
-                        out.append(item)
-                elif any(_compare(f, step.op, step.literal) for f in found):
-                    out.append(item)
-    return out
+    return [found for value in values for found in _select(step, value)]
+
+
+def _select(step: _Step, value: Any) -> list[Any]:
+    """What one step selects from one value."""
+    if isinstance(step, _Field):
+        return _field(step.name, value)
+    if isinstance(step, _Recursive):
+        nodes = _descendants(value)
+        return list(nodes) if not step.name else [f for n in nodes for f in _field(step.name, n)]
+    if isinstance(step, _Index):
+        return _index(step, value)
+    return _filter(step, value)
+
+
+def _field(name: str, value: Any) -> list[Any]:
+    if name == "*":
+        return _children(value)
+    return [value[name]] if isinstance(value, dict) and name in value else []
+
+
+def _index(step: _Index, value: Any) -> list[Any]:
+    if not isinstance(value, list):
+        # [*] (no bounds) also selects a map's values.
+        wildcard = step.start is None and step.stop is None
+        return list(value.values()) if wildcard and isinstance(value, dict) else []
+    if not step.single:
+        return value[step.start : step.stop]
+    assert step.start is not None
+    return [value[step.start]] if -len(value) <= step.start < len(value) else []
+
+
+def _filter(step: _Filter, value: Any) -> list[Any]:
+    if not isinstance(value, list):
+        return []
+    return [item for item in value if _matches(step, item)]
+
+
+def _matches(step: _Filter, item: Any) -> bool:
+    found = _run(step.path, item)
+    if step.op is None:
+        return bool(found)
+    return any(_compare(f, step.op, step.literal) for f in found)
 
 
 def _run(steps: tuple[_Step, ...], obj: Any) -> list[Any]:

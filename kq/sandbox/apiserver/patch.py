@@ -340,18 +340,36 @@ def _merge_list(
 ) -> list[Any]:
     if not original and not patch:
         return original
-    kind = _element_kind(original, patch)
-    if kind != "map":
-        if delete:
-            return [v for v in original if not any(json_equal(v, p) for p in patch)]
-        merged: list[Any] = []
-        for v in original + patch:
-            if not any(json_equal(v, m) for m in merged):
-                merged.append(v)
-        return _ordered(merged, patch, original, "")
+    if _element_kind(original, patch) != "map":
+        return _merge_primitives(original, patch, delete=delete)
     key = fs.merge_key
     if not key:
         raise PatchError("cannot merge lists without merge key")
+    base, plain, replace = _list_directives(original, patch, key)
+    if replace:
+        return [_strip(p)[0] for p in plain]
+    for item in plain:
+        _merge_item(base, item, key, fs.type)
+    return _ordered(base, patch, original, key)
+
+
+def _merge_primitives(original: list[Any], patch: list[Any], *, delete: bool) -> list[Any]:
+    """A list of scalars merges as a set, or loses the patch's items for
+    ``$deleteFromPrimitiveList``."""
+    if delete:
+        return [v for v in original if not any(json_equal(v, p) for p in patch)]
+    merged: list[Any] = []
+    for v in original + patch:
+        if not any(json_equal(v, m) for m in merged):
+            merged.append(v)
+    return _ordered(merged, patch, original, "")
+
+
+def _list_directives(
+    original: list[Any], patch: list[Any], key: str
+) -> tuple[list[Any], list[Any], bool]:
+    """The patch's ``$patch`` items applied: (original less deleted items, the patch's plain
+    items, whether a ``replace`` item asks for the plain items alone)."""
     base = list(original)
     plain: list[Any] = []
     replace = False
@@ -368,17 +386,17 @@ def _merge_list(
             raise PatchError("merging lists cannot yet be specified in the patch", 400)
         else:
             raise PatchError(f"invalid patch type {directive!r} in list item {item}", 400)
-    if replace:
-        return [_strip(p)[0] for p in plain]
-    for item in plain:
-        value = _key_of(item, key)
-        for i, b in enumerate(base):
-            if isinstance(b, dict) and key in b and json_equal(b[key], value):
-                base[i] = _merge_map(b, item, fs.type)
-                break
-        else:
-            base.append(_strip(_drop_nulls(item))[0])
-    return _ordered(base, patch, original, key)
+    return base, plain, replace
+
+
+def _merge_item(base: list[Any], item: Any, key: str, t: TypeStrategy | None) -> None:
+    """Merge ``item`` into the item of ``base`` with the same merge key, else append it."""
+    value = _key_of(item, key)
+    for i, b in enumerate(base):
+        if isinstance(b, dict) and key in b and json_equal(b[key], value):
+            base[i] = _merge_map(b, item, t)
+            return
+    base.append(_strip(_drop_nulls(item))[0])
 
 
 def _apply_order(
@@ -410,66 +428,74 @@ def _merge_map(
     original: dict[str, Any], patch: dict[str, Any], t: TypeStrategy | None
 ) -> dict[str, Any]:
     if _DIRECTIVE in patch:
-        directive = patch[_DIRECTIVE]
-        if directive == "replace":
-            stripped: dict[str, Any] = _strip({k: v for k, v in patch.items() if k != _DIRECTIVE})[
-                0
-            ]
-            return stripped
-        if directive == "delete":
-            return {}
-        raise PatchError(f"invalid patch type {directive!r} in map {patch}", 400)
-    result = dict(original)
+        return _map_directive(patch)
     work = dict(patch)
-    if _RETAIN_KEYS in work:
-        retain = work.pop(_RETAIN_KEYS)
-        if not isinstance(retain, list):
-            raise PatchError("invalid patch: $retainKeys must be a list", 400)
-        for k, v in work.items():
-            if v is not None and not k.startswith(("$", _DELETE_PREFIX)) and k not in retain:
-                raise PatchError(
-                    "invalid patch: the patch has a field not listed in $retainKeys", 400
-                )
-        result = {k: v for k, v in result.items() if k in retain}
+    result = _retain_keys(dict(original), work)
     for k in [k for k in work if k.startswith(_ORDER_PREFIX)]:
         name = k[len(_ORDER_PREFIX) :]
         if not name:
             raise PatchError("invalid patch: $setElementOrder needs a field name", 400)
         _apply_order(result, work, name, work.pop(k), t)
+    # In the patch's order, so that of several malformed fields the first is reported.
     for k, value in work.items():
-        if k.startswith(_DELETE_PREFIX):
-            name = k[len(_DELETE_PREFIX) :]
-            if not name or not isinstance(value, list):
-                raise PatchError("invalid patch: $deleteFromPrimitiveList must be a list", 400)
-            if isinstance(result.get(name), list):
-                result[name] = _merge_list(result[name], value, lookup(t, name), delete=True)
-            continue
-        if k.startswith("$"):
-            raise PatchError(f"invalid patch: unknown directive {k!r}", 400)
-        if value is None:
-            result.pop(k, None)
-            continue
-        fs = lookup(t, k)
-        have: Any = result.get(k)
-        if k not in result or _kind_of(have) != _kind_of(value):
-            stripped_value, keep = _strip(_drop_nulls(value))
-            if keep:
-                result[k] = stripped_value
-            else:
-                result.pop(k, None)
-        elif isinstance(value, dict):
-            if fs.strategy == "replace":
-                result[k] = _strip(value)[0]
-            else:
-                result[k] = _merge_map(have, value, fs.type)
-        elif isinstance(value, list):
-            if fs.strategy == "merge":
-                result[k] = _merge_list(have, value, fs)
-            else:
-                result[k] = _strip(value)[0]
-        else:
-            result[k] = value
+        _merge_field(result, k, value, t)
     return result
+
+
+def _map_directive(patch: dict[str, Any]) -> dict[str, Any]:
+    """A map with ``$patch``: ``replace`` by the rest of it, or ``delete``."""
+    directive = patch[_DIRECTIVE]
+    if directive == "replace":
+        stripped: dict[str, Any] = _strip({k: v for k, v in patch.items() if k != _DIRECTIVE})[0]
+        return stripped
+    if directive == "delete":
+        return {}
+    raise PatchError(f"invalid patch type {directive!r} in map {patch}", 400)
+
+
+def _retain_keys(result: dict[str, Any], work: dict[str, Any]) -> dict[str, Any]:
+    """``result`` with only the keys ``$retainKeys`` (popped from ``work``) lists, if any."""
+    if _RETAIN_KEYS not in work:
+        return result
+    retain = work.pop(_RETAIN_KEYS)
+    if not isinstance(retain, list):
+        raise PatchError("invalid patch: $retainKeys must be a list", 400)
+    for k, v in work.items():
+        if v is not None and not k.startswith(("$", _DELETE_PREFIX)) and k not in retain:
+            raise PatchError("invalid patch: the patch has a field not listed in $retainKeys", 400)
+    return {k: v for k, v in result.items() if k in retain}
+
+
+def _merge_field(result: dict[str, Any], k: str, value: Any, t: TypeStrategy | None) -> None:
+    """Merge the patch's field ``k`` into ``result``."""
+    if k.startswith(_DELETE_PREFIX):
+        name = k[len(_DELETE_PREFIX) :]
+        if not name or not isinstance(value, list):
+            raise PatchError("invalid patch: $deleteFromPrimitiveList must be a list", 400)
+        if isinstance(result.get(name), list):
+            result[name] = _merge_list(result[name], value, lookup(t, name), delete=True)
+    elif k.startswith("$"):
+        raise PatchError(f"invalid patch: unknown directive {k!r}", 400)
+    elif value is None:
+        result.pop(k, None)
+    elif k not in result or _kind_of(result[k]) != _kind_of(value):
+        # A new field, or one whose kind changes, is set as given (less directives and nulls).
+        stripped, keep = _strip(_drop_nulls(value))
+        if keep:
+            result[k] = stripped
+        else:
+            result.pop(k, None)
+    else:
+        result[k] = _merge_value(result[k], value, lookup(t, k))
+
+
+def _merge_value(have: Any, value: Any, fs: FieldStrategy) -> Any:
+    """A field present on both sides, of the same kind, merged by its strategy."""
+    if isinstance(value, dict):
+        return _strip(value)[0] if fs.strategy == "replace" else _merge_map(have, value, fs.type)
+    if isinstance(value, list):
+        return _merge_list(have, value, fs) if fs.strategy == "merge" else _strip(value)[0]
+    return value
 
 
 def strategic_merge_patch(

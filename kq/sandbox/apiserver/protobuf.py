@@ -10,6 +10,7 @@ reported as unsupported so that the server can answer 415.
 from __future__ import annotations
 
 import base64
+from collections.abc import Callable
 from typing import Any
 
 MAGIC = b"k8s\x00"
@@ -142,34 +143,65 @@ def _job_spec(data: bytes) -> dict[str, Any]:
     return out
 
 
+_Value = int | bytes
+_Setter = Callable[[dict[str, Any], _Value], None]
+
+
+def _entry_into(key: str, encode: Callable[[bytes], str]) -> _Setter:
+    """A map field: each occurrence is one entry of ``obj[key]``, its value ``encode``d."""
+
+    def put(obj: dict[str, Any], value: _Value) -> None:
+        name, raw = _map_entry(value)
+        obj.setdefault(key, {})[name] = encode(raw)
+
+    return put
+
+
+def _scalar(key: str, convert: Callable[[_Value], Any], *, varint: bool = False) -> _Setter:
+    """A single field; a ``varint`` one that arrives with another wire type is skipped."""
+
+    def put(obj: dict[str, Any], value: _Value) -> None:
+        if not varint or isinstance(value, int):
+            obj[key] = convert(value)
+
+    return put
+
+
+def _int32(value: _Value) -> int:
+    # The varint read as an unsigned 32-bit number: from 2**31 up, it is a negative int32.
+    number = int(value)
+    return number - (1 << 32) if number >= 1 << 31 else number
+
+
+def _b64(raw: bytes) -> str:
+    return base64.b64encode(raw).decode()
+
+
+# (kind, field number) -> how the field goes into the object; field 1 is metadata in every kind.
+_FIELDS: dict[tuple[str, int], _Setter] = {
+    ("Job", 2): _scalar("spec", lambda v: _job_spec(_bytes(v))),
+    ("ConfigMap", 2): _entry_into("data", bytes.decode),
+    ("ConfigMap", 3): _entry_into("binaryData", _b64),
+    ("ConfigMap", 4): _scalar("immutable", bool, varint=True),
+    ("ConfigMap", 5): _scalar("immutable", bool, varint=True),
+    ("Secret", 2): _entry_into("data", _b64),
+    ("Secret", 3): _scalar("type", _text),
+    ("Secret", 4): _scalar("immutable", bool, varint=True),
+    ("Secret", 5): _scalar("immutable", bool, varint=True),
+    ("PriorityClass", 2): _scalar("value", _int32, varint=True),
+    ("PriorityClass", 3): _scalar("globalDefault", bool, varint=True),
+    ("PriorityClass", 4): _scalar("description", _text),
+    ("PriorityClass", 5): _scalar("preemptionPolicy", _text),
+}
+_METADATA = _scalar("metadata", lambda v: _metadata(_bytes(v)))
+
+
 def _body(kind: str, raw: bytes) -> dict[str, Any]:
     obj: dict[str, Any] = {}
     for number, value in fields(raw):
-        if number == 1:
-            obj["metadata"] = _metadata(_bytes(value))
-        elif kind == "Job" and number == 2:
-            obj["spec"] = _job_spec(_bytes(value))
-        elif kind == "ConfigMap" and number in (2, 3):
-            key, val = _map_entry(value)
-            if number == 2:
-                obj.setdefault("data", {})[key] = val.decode()
-            else:
-                obj.setdefault("binaryData", {})[key] = base64.b64encode(val).decode()
-        elif kind == "Secret" and number == 2:
-            key, val = _map_entry(value)
-            obj.setdefault("data", {})[key] = base64.b64encode(val).decode()
-        elif kind == "Secret" and number == 3:
-            obj["type"] = _text(value)
-        elif kind in ("ConfigMap", "Secret") and number in (4, 5) and isinstance(value, int):
-            obj["immutable"] = bool(value)
-        elif kind == "PriorityClass" and number == 2 and isinstance(value, int):
-            obj["value"] = value - (1 << 32) if value >= 1 << 31 else value
-        elif kind == "PriorityClass" and number == 3 and isinstance(value, int):
-            obj["globalDefault"] = bool(value)
-        elif kind == "PriorityClass" and number == 4:
-            obj["description"] = _text(value)
-        elif kind == "PriorityClass" and number == 5:
-            obj["preemptionPolicy"] = _text(value)
+        put = _METADATA if number == 1 else _FIELDS.get((kind, number))
+        if put is not None:
+            put(obj, value)
     return obj
 
 

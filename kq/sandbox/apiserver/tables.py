@@ -57,39 +57,46 @@ def _meta_age(obj: Obj) -> str:
 
 def _pod(obj: Obj) -> list[Any]:
     spec, status = obj.get("spec") or {}, obj.get("status") or {}
-    containers = spec.get("containers") or []
     statuses = status.get("containerStatuses") or []
-    ready = sum(1 for c in statuses if c.get("ready"))
-    restarts = sum(int(c.get("restartCount") or 0) for c in statuses)
-    reason = status.get("reason") or status.get("phase") or "Pending"
-    for cond in status.get("conditions") or ():
-        if cond.get("type") == "PodScheduled" and cond.get("reason") == "SchedulingGated":
-            reason = "SchedulingGated"
-    for c in statuses:
-        state = c.get("state") or {}
-        if (state.get("waiting") or {}).get("reason"):
-            reason = state["waiting"]["reason"]
-        elif "terminated" in state:
-            term = state["terminated"]
-            reason = term.get("reason") or (
-                f"Signal:{term['signal']}"
-                if term.get("signal")
-                else f"ExitCode:{term.get('exitCode', 0)}"
-            )
-    if obj["metadata"].get("deletionTimestamp") and reason not in ("Succeeded", "Failed"):
-        reason = "Terminating"
     gates = spec.get("readinessGates") or []
     return [
         obj["metadata"]["name"],
-        f"{ready}/{len(containers)}",
-        reason,
-        str(restarts),
+        f"{sum(1 for c in statuses if c.get('ready'))}/{len(spec.get('containers') or [])}",
+        _pod_reason(obj, status),
+        str(sum(int(c.get("restartCount") or 0) for c in statuses)),
         _meta_age(obj),
         status.get("podIP") or "<none>",
         spec.get("nodeName") or "<none>",
         status.get("nominatedNodeName") or "<none>",
         f"{len(gates)}/{len(gates)}" if gates else "<none>",
     ]
+
+
+def _pod_reason(obj: Obj, status: Obj) -> Any:
+    """The STATUS column, as kubectl prints it: the pod's reason or phase, overridden by a
+    scheduling gate, then by each container's waiting or terminated reason (the last wins),
+    then by Terminating for a pod being deleted that has not finished."""
+    reason = status.get("reason") or status.get("phase") or "Pending"
+    for cond in status.get("conditions") or ():
+        if cond.get("type") == "PodScheduled" and cond.get("reason") == "SchedulingGated":
+            reason = "SchedulingGated"
+    for c in status.get("containerStatuses") or []:
+        reason = _container_reason(c.get("state") or {}) or reason
+    if obj["metadata"].get("deletionTimestamp") and reason not in ("Succeeded", "Failed"):
+        reason = "Terminating"
+    return reason
+
+
+def _container_reason(state: Obj) -> Any:
+    """A container's waiting or terminated reason, None when it has neither."""
+    if (state.get("waiting") or {}).get("reason"):
+        return state["waiting"]["reason"]
+    if "terminated" not in state:
+        return None
+    term = state["terminated"]
+    if term.get("signal"):
+        return term.get("reason") or f"Signal:{term['signal']}"
+    return term.get("reason") or f"ExitCode:{term.get('exitCode', 0)}"
 
 
 def _job(obj: Obj) -> list[Any]:

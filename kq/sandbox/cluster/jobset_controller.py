@@ -271,7 +271,7 @@ def _replicated_status(rjobs: Sequence[Mapping[str, Any]], jobs: Sequence[Obj]) 
     for rjob in rjobs:
         mine = [j for j in jobs if labels_of(j).get(REPLICATED_JOB_NAME) == rjob["name"]]
         need = _pods_per_job(rjob)
-        running = [j for j in mine if not _true(j, "Complete") and not _true(j, "Failed")]
+        running = [j for j in mine if not _done(j)]
 
         def ready(job: Mapping[str, Any], need: int = need) -> bool:
             st = job.get("status") or {}
@@ -303,52 +303,67 @@ def reconcile_jobset(jobset: Obj, jobs: Sequence[Obj], now: datetime) -> list[Ac
     """One level-triggered pass over a JobSet and the Jobs it controls."""
     if meta(jobset).get("deletionTimestamp"):
         return []
-    spec = jobset.get("spec") or {}
     old = jobset.get("status") or {}
     status: Obj = {k: old.get(k) for k in ("restarts", "restartsCountTowardsMax", "terminalState")}
     p = _Pass(jobset, now, conditions=[dict(c) for c in old.get("conditions") or ()])
-    owned = [j for j in jobs if owned_by(j, str(meta(jobset)["uid"]))]
-    attempt = int(old.get("restarts") or 0)
-    current = [j for j in owned if _attempt(j) >= attempt and not meta(j).get("deletionTimestamp")]
-    previous = [j for j in owned if j not in current]
-    rjobs = spec.get("replicatedJobs") or []
-    rstatus = _replicated_status(rjobs, current)
-
+    current, previous = _by_attempt(jobset, jobs, int(old.get("restarts") or 0))
+    rstatus = _replicated_status((jobset.get("spec") or {}).get("replicatedJobs") or [], current)
     if status["terminalState"] or _true(jobset, "Completed") or _true(jobset, "Failed"):
-        for job in current:
-            if not _true(job, "Complete") and not _true(job, "Failed"):
-                p.actions.append(Delete(Ref.of(job), "Foreground"))
-        return _finish(p, old, status, rstatus)
+        # A finished JobSet only stops the Jobs still running.
+        _delete(p, [j for j in current if not _done(j)])
+    else:
+        _delete(p, [j for j in previous if not meta(j).get("deletionTimestamp")])
+        _advance(p, status, current, previous, rstatus)
+    return _finish(p, old, status, rstatus)
 
-    for job in previous:
-        if not meta(job).get("deletionTimestamp"):
-            p.actions.append(Delete(Ref.of(job), "Foreground"))
+
+def _by_attempt(jobset: Obj, jobs: Sequence[Obj], attempt: int) -> tuple[list[Obj], list[Obj]]:
+    """The owned Jobs of the current restart attempt (not being deleted), and the others."""
+    owned = [j for j in jobs if owned_by(j, str(meta(jobset)["uid"]))]
+    current = [j for j in owned if _attempt(j) >= attempt and not meta(j).get("deletionTimestamp")]
+    return current, [j for j in owned if j not in current]
+
+
+def _done(job: Mapping[str, Any]) -> bool:
+    return _true(job, "Complete") or _true(job, "Failed")
+
+
+def _delete(p: _Pass, jobs: Sequence[Obj]) -> None:
+    # Foreground, as upstream: the Job is gone only once its pods are.
+    p.actions.extend(Delete(Ref.of(job), "Foreground") for job in jobs)
+
+
+def _advance(
+    p: _Pass, status: Obj, current: Sequence[Obj], previous: Sequence[Obj], rstatus: list[Obj]
+) -> None:
+    """The first phase that applies: a failed Job (failure policy), success, else keeping the
+    child Jobs and the Suspended / RestartingJobSet conditions in step with the spec."""
+    spec = p.jobset.get("spec") or {}
+    rjobs = spec.get("replicatedJobs") or []
     failed = [j for j in current if _true(j, "Failed")]
     if failed:
         _handle_failure(p, failed, status)
-        return _finish(p, old, status, rstatus)
-    if _succeeded(spec, rstatus):
+    elif _succeeded(spec, rstatus):
         status["terminalState"] = "Completed"
         p.set_condition("Completed", "True", "AllJobsCompleted", "jobset completed successfully")
         p.end_restart("JobSetCompleted", "jobset completed successfully")
-        return _finish(p, old, status, rstatus)
+    else:
+        _sync_jobs(p, rjobs, current, previous)
+        _sync_conditions(p, rjobs, rstatus)
 
-    _sync_jobs(p, rjobs, current, previous)
-    suspended = bool(spec.get("suspend"))
-    if suspended:
+
+def _sync_conditions(p: _Pass, rjobs: Sequence[Obj], rstatus: Sequence[Obj]) -> None:
+    """Suspended follows the spec; a restart ends once every Job of the new attempt is ready."""
+    if (p.jobset.get("spec") or {}).get("suspend"):
         p.set_condition("Suspended", "True", "SuspendedJobs", "jobset is suspended")
         p.end_restart("JobSetSuspended", "jobset is suspended")
-    elif condition(jobset, "Suspended") is not None:
+    elif condition(p.jobset, "Suspended") is not None:
         p.set_condition("Suspended", "False", "ResumeJobs", "jobset is resumed")
-    total = sum(_replicas(r) for r in rjobs)
-    restarting = condition(jobset, "RestartingJobSet")
-    if (
-        restarting
-        and restarting.get("status") == "True"
-        and sum(s["ready"] for s in rstatus) >= total
+    restarting = condition(p.jobset, "RestartingJobSet") or {}
+    if restarting.get("status") == "True" and sum(s["ready"] for s in rstatus) >= sum(
+        _replicas(r) for r in rjobs
     ):
         p.set_condition("RestartingJobSet", "False", "JobsReady", "all jobs are ready")
-    return _finish(p, old, status, rstatus)
 
 
 def _sync_jobs(
@@ -369,7 +384,7 @@ def _sync_jobs(
                 if name not in old_names and not (blocking and previous):
                     p.actions.append(Create(build_job(p.jobset, rjob, index)))
                 continue
-            if _true(job, "Complete") or _true(job, "Failed"):
+            if _done(job):
                 continue
             job_suspended = bool((job.get("spec") or {}).get("suspend"))
             if suspend and not job_suspended:

@@ -144,41 +144,47 @@ def _condition(old: Sequence[Obj], type_: str, status: str, reason: str, now: da
 
 def _status(cluster: Obj, head: Sequence[Obj], workers: Sequence[Obj], now: datetime) -> Obj:
     spec = cluster.get("spec") or {}
-    old = cluster.get("status") or {}
     groups = spec.get("workerGroupSpecs") or []
     desired = sum(desired_workers(g) for g in groups)
     live_head = _alive(head)
     head_ready = any(_ready(p) for p in live_head)
     ready_workers = sum(1 for p in _alive(workers) if _ready(p))
     provisioned = head_ready and ready_workers >= desired
-    old_conditions = old.get("conditions") or []
-    was_provisioned = any(c.get("type") == "RayClusterProvisioned" and c.get("status") == "True"
-                          for c in old_conditions)  # fmt: skip
-    status: Obj = {
+    return {
         "desiredWorkerReplicas": desired,
         "availableWorkerReplicas": sum(1 for p in _alive(workers) if phase(p) == "Running"),
         "readyWorkerReplicas": ready_workers,
         "minWorkerReplicas": sum(int(g.get("minReplicas") or 0) for g in groups),
         "maxWorkerReplicas": sum(int(g.get("maxReplicas", INT32_MAX)) for g in groups),
-        "head": {"podName": str(meta(live_head[0])["name"]),
-                 "podIP": str((live_head[0].get("status") or {}).get("podIP") or "")}
-        if live_head else None,
-        "conditions": [
-            _condition(old_conditions, "HeadPodReady", "True" if head_ready else "False",
-                       "HeadPodRunningAndReady" if head_ready else "HeadPodNotFound", now),
-            _condition(old_conditions, "RayClusterProvisioned",
-                       "True" if provisioned or was_provisioned else "False",
-                       "AllPodRunningAndReadyFirstTime" if provisioned or was_provisioned
-                       else "RayClusterPodsProvisioning", now),
-        ],
-    }  # fmt: skip
-    if spec.get("suspend"):
-        status["state"] = "suspended"
-    elif provisioned:
-        status["state"] = "ready"
-    else:
-        status["state"] = None
-    return status
+        "head": _head_status(live_head),
+        "conditions": _conditions(cluster.get("status") or {}, head_ready, provisioned, now),
+        "state": "suspended" if spec.get("suspend") else "ready" if provisioned else None,
+    }
+
+
+def _head_status(live_head: Sequence[Obj]) -> Obj | None:
+    if not live_head:
+        return None
+    pod = live_head[0]
+    return {"podName": str(meta(pod)["name"]),
+            "podIP": str((pod.get("status") or {}).get("podIP") or "")}  # fmt: skip
+
+
+def _conditions(
+    old: Mapping[str, Any], head_ready: bool, provisioned: bool, now: datetime
+) -> list[Obj]:
+    """HeadPodReady, and RayClusterProvisioned: once true, it stays true (as KubeRay's)."""
+    kept = old.get("conditions") or []
+    provisioned = provisioned or any(
+        c.get("type") == "RayClusterProvisioned" and c.get("status") == "True" for c in kept
+    )
+    return [
+        _condition(kept, "HeadPodReady", "True" if head_ready else "False",
+                   "HeadPodRunningAndReady" if head_ready else "HeadPodNotFound", now),
+        _condition(kept, "RayClusterProvisioned", "True" if provisioned else "False",
+                   "AllPodRunningAndReadyFirstTime" if provisioned
+                   else "RayClusterPodsProvisioning", now),
+    ]  # fmt: skip
 
 
 def reconcile_raycluster(cluster: Obj, pods: Sequence[Obj], now: datetime) -> list[Action]:
