@@ -13,8 +13,8 @@ from kq.queue.manager import QueueManager
 from kq.queue.requeue import RequeueReason
 from kq.scheduler.cycle import CycleResult, schedule
 from kq.scheduler.decisions import Admit, Pending
-from kq.scheduler.last import LastDecisions
 from kq.scheduler.held import held_words, parked_words
+from kq.scheduler.last import LastDecisions
 from kq.scheduler.observers import Observers
 from kq.scheduler.plugins import AdmissionPlugins
 from kq.scheduler.trust import distrust
