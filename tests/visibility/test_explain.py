@@ -43,9 +43,8 @@ async def test_a_pending_workload_says_what_it_misses_and_who_holds_it(
         await eventually(lambda: pending_with(client, ns, "waiting", words), "waiting tried")
         out = ok(kq(cluster, "explain", "workload", "waiting", "-n", ns))
         lines = out.splitlines()
-        assert lines[0] == (
-            f"Workload {ns}/waiting (LocalQueue lq, priority 5) is pending: WaitingForQuota: {words}"
-        )
+        head = f"Workload {ns}/waiting (LocalQueue lq, priority 5) is pending"
+        assert lines[0] == f"{head}: WaitingForQuota: {words}"
         assert lines[1] == f"Position 1 of 1 in ClusterQueue {cq}; first in line."
         assert f"  pod set main, flavor {rf}: needs preemption, no candidate (insufficient" in out
         assert (
