@@ -41,3 +41,27 @@ format: $(STAMP)
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache
+
+.PHONY: helm test-helm image test-image
+
+# helm, built from pinned Go modules into ~/.cache/kq (tests/deploy_helm/build.sh; ~3 min cold).
+helm:
+	bash tests/deploy_helm/build.sh
+
+# The Helm chart (deploy/helm/kq) alone: lint, the same objects as deploy/, server dry runs.
+test-helm: $(STAMP)
+	bash tests/realk8s/build.sh >/dev/null
+	KQ_REALK8S=1 $(BIN)/pytest --backend=real tests/deploy_helm $(PYTEST_ARGS)
+
+# kq's image from the Containerfile, offline: a debootstrapped Debian base and buildah (root).
+# Tags localhost/kq:latest and writes build/kq-image.tar (docker-archive) to load or push.
+image:
+	bash deploy/image/build.sh --save build/kq-image.tar
+
+# Builds the image and runs it (podman, read-only root) against a real kube-apiserver.
+test-image: $(STAMP)
+	bash tests/realk8s/build.sh >/dev/null
+	command -v podman >/dev/null && command -v runc >/dev/null || \
+	  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+	    --no-install-recommends podman runc; }
+	KQ_IMAGE=1 KQ_REALK8S=1 $(BIN)/pytest tests/image $(PYTEST_ARGS)
