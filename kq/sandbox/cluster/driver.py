@@ -88,7 +88,7 @@ class Settings:
     collects garbage itself. It also watches Workloads, which Kueue leaves to the collector.
     """
 
-    coalesce: float = 0.01
+    coalesce: float = 0.002
     retry: float = 0.5
     collect_garbage: bool = False
     binding: bool | None = None
