@@ -34,6 +34,10 @@ SANDBOX_COMMANDS = {
 
 # Offline tools, also configured only when chosen: they import nothing `kq run` needs.
 TOOL_COMMANDS = {
+    "explain": (
+        "kq.kubectl_kq.command",
+        "why a workload waits, from kq's last decision (as kubectl kq explain)",
+    ),
     "simulate": (
         "kq.simulate.command",
         "replay a workload trace on the admission core on a virtual clock (what-if)",

@@ -3,6 +3,8 @@ both backends, through the API server's aggregation to ``kq run``."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -52,6 +54,12 @@ async def test_a_pending_workload_says_what_it_misses_and_who_holds_it(
         ) in lines
         assert f"  held in {cq} by: {ns}/holder 2 (priority 0)" in lines
         assert "(withinClusterQueue: Never, reclaimWithinCohort: Never, its priority 5)" in out
+        same = subprocess.run(
+            [sys.executable, "-m", "kq", "explain", "workload", "waiting", "-n", ns,
+             "--kubeconfig", str(cluster.kubeconfig)],
+            capture_output=True, text=True, timeout=60, check=True,
+        )  # fmt: skip
+        assert same.stdout.splitlines()[:2] == lines[:2]  # `kq explain`, the same words
         admitted_out = ok(kq(cluster, "explain", "workload", "holder", "-n", ns))
         assert admitted_out.splitlines()[0] == (
             f"Workload {ns}/holder (LocalQueue lq, priority 0) is admitted in {cq}."
