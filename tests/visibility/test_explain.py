@@ -54,12 +54,8 @@ async def test_a_pending_workload_says_what_it_misses_and_who_holds_it(
         ) in lines
         assert f"  held in {cq} by: {ns}/holder 2 (priority 0)" in lines
         assert "(withinClusterQueue: Never, reclaimWithinCohort: Never, its priority 5)" in out
-        same = subprocess.run(
-            [sys.executable, "-m", "kq", "explain", "workload", "waiting", "-n", ns,
-             "--kubeconfig", str(cluster.kubeconfig)],
-            capture_output=True, text=True, timeout=60, check=True,
-        )  # fmt: skip
-        assert same.stdout.splitlines()[:2] == lines[:2]  # `kq explain`, the same words
+        same = kq_explain(cluster, ns, "waiting")
+        assert same.splitlines()[:2] == lines[:2]  # `kq explain`, the same words
         admitted_out = ok(kq(cluster, "explain", "workload", "holder", "-n", ns))
         assert admitted_out.splitlines()[0] == (
             f"Workload {ns}/holder (LocalQueue lq, priority 0) is admitted in {cq}."
@@ -67,3 +63,13 @@ async def test_a_pending_workload_says_what_it_misses_and_who_holds_it(
         missing = kq(cluster, "explain", "workload", "nope", "-n", ns)
         assert missing.returncode == 1
         assert 'workload.visibility.kueue.x-k8s.io "nope" not found' in missing.stderr
+
+
+def kq_explain(cluster: Cluster, ns: str, name: str) -> str:
+    """``kq explain``, kq's own command, with the cluster's kubeconfig."""
+    done = subprocess.run(
+        [sys.executable, "-m", "kq", "explain", "workload", name, "-n", ns,
+         "--kubeconfig", str(cluster.kubeconfig)],
+        capture_output=True, text=True, timeout=60, check=True,
+    )  # fmt: skip
+    return done.stdout
