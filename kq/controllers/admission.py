@@ -89,6 +89,24 @@ LEADER_POLL_S = 0.2
 QUEUE_STATUS_PERIOD_S = 1.0
 
 
+def feed_handlers(feed: CoreFeed) -> dict[Resource, Callable[[Change], None]]:
+    """Which of the feed's handlers each watched kind's informer events go to."""
+    return {
+        NAMESPACES: feed.namespace,
+        LIMIT_RANGES: feed.limit_range,
+        PRIORITY_CLASSES: feed.priority_class,
+        WORKLOAD_PRIORITY_CLASSES: feed.workload_priority_class,
+        NODES: feed.topology_feed.node,
+        TOPOLOGIES: feed.topology_feed.topology,
+        RESOURCE_FLAVORS: feed.resource_flavor,
+        ADMISSION_CHECKS: feed.admission_check,
+        COHORTS: feed.cohort,
+        CLUSTER_QUEUES: feed.cluster_queue,
+        LOCAL_QUEUES: feed.local_queue,
+        WORKLOADS: feed.workload,
+    }
+
+
 def _gate(is_leader: LeaderGate | None) -> Callable[[], bool]:
     if is_leader is None:
         return lambda: True
@@ -159,20 +177,7 @@ class AdmissionController:
         self._queues_dirty = False
         self._queues_synced = 0.0
         self._queue_sync: asyncio.Task[None] | None = None
-        handlers: dict[Resource, Callable[[Change], None]] = {
-            NAMESPACES: self.feed.namespace,
-            LIMIT_RANGES: self.feed.limit_range,
-            PRIORITY_CLASSES: self.feed.priority_class,
-            WORKLOAD_PRIORITY_CLASSES: self.feed.workload_priority_class,
-            NODES: self.feed.topology_feed.node,
-            TOPOLOGIES: self.feed.topology_feed.topology,
-            RESOURCE_FLAVORS: self.feed.resource_flavor,
-            ADMISSION_CHECKS: self.feed.admission_check,
-            COHORTS: self.feed.cohort,
-            CLUSTER_QUEUES: self.feed.cluster_queue,
-            LOCAL_QUEUES: self.feed.local_queue,
-            WORKLOADS: self._workload,
-        }
+        handlers = {**feed_handlers(self.feed), WORKLOADS: self._workload}
         # Specs before workloads, so the first workloads find their queues.
         for resource in WATCHED:
             self.informers[resource].add_handler(handlers[resource])

@@ -14,45 +14,17 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 
+from kq.controllers.admission import feed_handlers
 from kq.controllers.feed import CoreFeed
 from kq.queue.manager import QueueManager
 from kq.runtime.informer import Informer
 from kq.runtime.resources import (
-    ADMISSION_CHECKS,
-    CLUSTER_QUEUES,
-    COHORTS,
-    LIMIT_RANGES,
-    LOCAL_QUEUES,
-    NAMESPACES,
-    NODES,
-    PRIORITY_CLASSES,
-    RESOURCE_FLAVORS,
-    TOPOLOGIES,
-    WORKLOAD_PRIORITY_CLASSES,
     WORKLOADS,
     Resource,
 )
 from kq.runtime.store import Change
 from kq.scheduler.plugins import AdmissionPlugins
 from kq.scheduler.scheduler import Scheduler
-
-
-def _handlers(feed: CoreFeed) -> dict[Resource, Callable[[Change], None]]:
-    """The admission controller's routing of informer events into a feed."""
-    return {
-        NAMESPACES: feed.namespace,
-        LIMIT_RANGES: feed.limit_range,
-        PRIORITY_CLASSES: feed.priority_class,
-        WORKLOAD_PRIORITY_CLASSES: feed.workload_priority_class,
-        NODES: feed.topology_feed.node,
-        TOPOLOGIES: feed.topology_feed.topology,
-        RESOURCE_FLAVORS: feed.resource_flavor,
-        ADMISSION_CHECKS: feed.admission_check,
-        COHORTS: feed.cohort,
-        CLUSTER_QUEUES: feed.cluster_queue,
-        LOCAL_QUEUES: feed.local_queue,
-        WORKLOADS: feed.workload,
-    }
 
 
 class VisibleQueues:
@@ -99,7 +71,7 @@ class VisibleQueues:
             self._eviction_timestamp,
         )
         self._follower = feed
-        for resource, handler in _handlers(feed).items():
+        for resource, handler in feed_handlers(feed).items():
             self._informers[resource].add_handler(self._while_following(feed, handler))
 
     def _while_following(

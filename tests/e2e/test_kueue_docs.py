@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
@@ -20,7 +19,7 @@ from typing import Any, TypeVar
 import pytest
 
 from tests.e2e.kqdev import kq_dev_on
-from tests.harness import Cluster
+from tests.harness import Cluster, wait_until
 
 DOCS = Path(__file__).parent / "kueue_docs"
 SPEED = 20
@@ -52,14 +51,8 @@ class Kubectl:
 
 
 def until(what: str, check: Callable[[], T | None]) -> T:
-    deadline = time.monotonic() + STEP_TIMEOUT_S
-    while True:
-        result = check()
-        if result:
-            return result
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting until {what}")
-        time.sleep(0.2)
+    """``check``'s first truthy value; fails after ``STEP_TIMEOUT_S``."""
+    return wait_until(check, what, within=STEP_TIMEOUT_S)
 
 
 def complete(kubectl: Kubectl, job: str) -> bool:

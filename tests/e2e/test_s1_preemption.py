@@ -24,7 +24,7 @@ import pytest
 import yaml
 
 from tests.e2e.kqdev import kq_dev
-from tests.harness import REPO
+from tests.harness import REPO, wait_until
 
 EXAMPLES = REPO / "examples" / "s1"
 SPEED = 10  # the JobSets' `sleep 60` lasts 6 s: long enough to watch, short enough to wait for
@@ -86,14 +86,7 @@ def sandbox(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Sandbox]:
 
 def until(what: str, check: Callable[[], T | None]) -> T:
     """``check``'s first truthy value; fails after ``STEP_TIMEOUT_S``."""
-    deadline = time.monotonic() + STEP_TIMEOUT_S
-    while True:
-        result = check()
-        if result:
-            return result
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting until {what}")
-        time.sleep(0.2)
+    return wait_until(check, what, within=STEP_TIMEOUT_S)
 
 
 def condition(workload: dict[str, Any], kind: str) -> dict[str, Any]:

@@ -25,7 +25,7 @@ from typing import Any, TypeVar
 import pytest
 
 from tests.e2e.kqdev import KubectlWatch, Seen, kq_dev_on, kubectl_watch
-from tests.harness import REPO, Cluster
+from tests.harness import REPO, Cluster, wait_until
 
 EXAMPLES = REPO / "examples" / "s2"
 SPEED = 20
@@ -95,14 +95,8 @@ def s2(cluster: Cluster, tmp_path: Path) -> Iterator[Sandbox]:
 
 
 def until(what: str, check: Callable[[], T | None]) -> T:
-    deadline = time.monotonic() + STEP_TIMEOUT_S
-    while True:
-        result = check()
-        if result:
-            return result
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting until {what}")
-        time.sleep(0.1)
+    """``check``'s first truthy value; fails after ``STEP_TIMEOUT_S``."""
+    return wait_until(check, what, within=STEP_TIMEOUT_S)
 
 
 def condition(obj: Obj, kind: str) -> Obj:

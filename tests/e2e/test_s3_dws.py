@@ -15,7 +15,6 @@ import json
 import os
 import subprocess
 import sys
-import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,7 +24,7 @@ import pytest
 import yaml
 
 from tests.e2e.kqdev import KubectlWatch, Seen, kq_dev, kubectl_watch
-from tests.harness import REPO
+from tests.harness import REPO, wait_until
 
 EXAMPLES = REPO / "examples" / "s3"
 SPEED = 10  # provisioning (30 s) takes 3 s, the job's `sleep 120s` 12 s
@@ -143,14 +142,7 @@ def short_backoff(queues: Sandbox) -> Sandbox:
 
 def until(what: str, check: Callable[[], T | None]) -> T:
     """``check``'s first truthy value; fails after ``STEP_TIMEOUT_S``."""
-    deadline = time.monotonic() + STEP_TIMEOUT_S
-    while True:
-        result = check()
-        if result:
-            return result
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting until {what}")
-        time.sleep(0.1)
+    return wait_until(check, what, within=STEP_TIMEOUT_S)
 
 
 def owner_name(obj: dict[str, Any]) -> str:

@@ -26,7 +26,7 @@ import pytest
 import yaml
 
 from tests.e2e.kqdev import KubectlWatch, kq_dev_on, kubectl_watch
-from tests.harness import REPO, Cluster
+from tests.harness import REPO, Cluster, wait_until
 
 EXAMPLES = REPO / "examples" / "s4"
 JOBS = EXAMPLES / "jobs"
@@ -129,14 +129,7 @@ def usage_of(sandbox: Sandbox, cq: str) -> list[tuple[str, str]]:
 
 def until(what: str, check: Callable[[], T | None]) -> T:
     """``check``'s first truthy value; fails after ``STEP_TIMEOUT_S``."""
-    deadline = time.monotonic() + STEP_TIMEOUT_S
-    while True:
-        result = check()
-        if result:
-            return result
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting until {what}")
-        time.sleep(0.1)
+    return wait_until(check, what, within=STEP_TIMEOUT_S)
 
 
 def after_second_of(stamp: str) -> None:
