@@ -9,10 +9,25 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 
 from kq.api.node import Node
-from kq.api.topology import Topology
+from kq.api.topology import Topology, TopologyAssignment
 from kq.workload.info import WorkloadInfo
 
 Usage = Mapping[str, int]
+
+
+def usage_by_node(
+    assignments: Iterable[tuple[str, TopologyAssignment]],
+    requests: Mapping[str, Mapping[str, int]],
+) -> dict[str, dict[str, int]]:
+    """Requests per node of pod sets' topology assignments (pod set name, assignment)."""
+    out: dict[str, dict[str, int]] = {}
+    for name, assignment in assignments:
+        per_pod = requests.get(name, {})
+        for node, count in assignment.nodes():
+            used = out.setdefault(node, {})
+            for resource, amount in per_pod.items():
+                used[resource] = used.get(resource, 0) + amount * count
+    return out
 
 
 def placements_of(info: WorkloadInfo) -> dict[str, dict[str, int]]:
@@ -20,17 +35,10 @@ def placements_of(info: WorkloadInfo) -> dict[str, dict[str, int]]:
     admission = info.obj.admission
     if admission is None:
         return {}
-    requests = {ps.name: ps.requests for ps in info.obj.pod_sets}
-    out: dict[str, dict[str, int]] = {}
-    for psa in admission.pod_set_assignments:
-        if psa.topology is None:
-            continue
-        per_pod = requests.get(psa.name, {})
-        for node, count in psa.topology.nodes():
-            used = out.setdefault(node, {})
-            for resource, amount in per_pod.items():
-                used[resource] = used.get(resource, 0) + amount * count
-    return out
+    assigned = [(p.name, p.topology) for p in admission.pod_set_assignments if p.topology]
+    if not assigned:
+        return {}
+    return usage_by_node(assigned, {ps.name: ps.requests for ps in info.obj.pod_sets})
 
 
 def is_exclusive(info: WorkloadInfo) -> bool:

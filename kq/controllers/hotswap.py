@@ -29,7 +29,6 @@ from kq.controllers.writer import WorkloadWriter
 from kq.runtime.store import Store
 from kq.scheduler.plugins import AdmissionPlugins
 from kq.scheduler.protocols import Recovery, Target
-from kq.scheduler.topology_fit import pod_sets_requests, usage_on_nodes
 from kq.scheduler.victims import victim
 from kq.workload.info import WorkloadInfo
 from kq.workload.status import admission_dict
@@ -102,14 +101,13 @@ class HotSwap:
         self._said.pop(info.key, None)
         for target in result.victims:
             snapshot.topology.unplace(target.workload.key)
-        requests = pod_sets_requests(info)
-        snapshot.topology.unplace(info.key)
-        usage = usage_on_nodes(result.topology, requests)
-        snapshot.topology.place(info.key, usage, is_exclusive(info))
-        # Assumed at once, as an admission is: a victim released before the move is written
-        # must not be placed back on the domains this workload is taking.
+        # Where it will be, its unmoved pod sets too; assumed at once, as an admission is: a
+        # victim released before the move is written must not be placed back on its domains.
         after = WorkloadInfo(replace(info.obj, admission=_moved(info, result.topology)))
-        self._cache.placements.add(info.key, placements_of(after), is_exclusive(info))
+        moved = placements_of(after)
+        snapshot.topology.unplace(info.key)
+        snapshot.topology.place(info.key, moved, is_exclusive(info))
+        self._cache.placements.add(info.key, moved, is_exclusive(info))
         self._in_flight.add(info.key)
         task = asyncio.create_task(self._apply(snapshot, info, obj, result, failed))
         self._tasks.add(task)

@@ -1,7 +1,7 @@
 """Nodes and Topologies into the cache; a change in what nodes can hold wakes parked workloads.
 
-A kubelet heartbeat leaves the parsed Node as it was and costs one comparison. A node that turns
-failed is handed to ``on_failed`` (hot-swap) once per failure.
+A kubelet heartbeat leaves the parsed Node as it was and costs one comparison. Hot-swap reads
+failed nodes from the cache (``HotSwap.failed_nodes``), woken by the same change.
 """
 
 from __future__ import annotations
@@ -20,8 +20,6 @@ class TopologyFeed:
         self._cache = cache
         self._scheduler = scheduler
         self._on_change = on_change
-        self.failed: set[str] = set()
-        """Failed nodes not yet looked at by hot-swap (the controller drains it)."""
 
     def node(self, change: Change) -> None:
         name = str(change.obj["metadata"]["name"])
@@ -31,8 +29,6 @@ class TopologyFeed:
         if node == before:
             return
         self._cache.set_node(name, node)
-        if (node is None or node.failed) and (before is not None and not before.failed):
-            self.failed.add(name)
         # Capacity moved (either way): parked workloads may now fit, or need new words.
         self._scheduler.flavors_or_checks_changed()
         self._on_change()

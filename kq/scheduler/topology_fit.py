@@ -6,11 +6,9 @@ admissions never look at nodes.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
 from kq.api.topology import TopologyAssignment
 from kq.cache.snapshot import Snapshot
-from kq.cache.topology import Usage
+from kq.cache.topology import usage_by_node
 from kq.scheduler.assignment import Assignment
 from kq.scheduler.placement import Unplaced, place, request_for
 from kq.workload.info import WorkloadInfo
@@ -24,6 +22,7 @@ def place_workload(
     """Each pod set's topology assignment (none for quota-only pod sets)."""
     placed: Placed = {}
     pod_sets = {ps.name: ps for ps in info.obj.pod_sets}
+    requests = {name: ps.requests for name, ps in pod_sets.items()}
     view = snapshot.topology
     for result in assignment.pod_sets:
         pod_set = pod_sets[result.name]
@@ -38,23 +37,6 @@ def place_workload(
             if isinstance(outcome, Unplaced):
                 return outcome
             placed[result.name] = outcome
-            usage = usage_on_nodes(placed, pod_sets_requests(info))
-            view.place(info.key, usage, request.exclusive)
+            view.place(info.key, usage_by_node(placed.items(), requests), request.exclusive)
             break
     return placed
-
-
-def pod_sets_requests(info: WorkloadInfo) -> Mapping[str, Mapping[str, int]]:
-    return {ps.name: ps.requests for ps in info.obj.pod_sets}
-
-
-def usage_on_nodes(
-    placed: Mapping[str, TopologyAssignment], requests: Mapping[str, Mapping[str, int]]
-) -> dict[str, Usage]:
-    out: dict[str, dict[str, int]] = {}
-    for name, assignment in placed.items():
-        for node, count in assignment.nodes():
-            used = out.setdefault(node, {})
-            for resource, amount in requests.get(name, {}).items():
-                used[resource] = used.get(resource, 0) + amount * count
-    return dict(out)
