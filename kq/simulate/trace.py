@@ -99,19 +99,27 @@ def _csv_entries(path: Path) -> Iterator[tuple[_Place, Mapping[str, Any]]]:
         place = _Place(path, reader.line_num)
         row = {(k or "").strip(): (v or "").strip() for k, v in row.items() if k}
         name = row.get("name") or f"row-{row_number}"
+        # Rows are pod sets of one workload only within one namespace: names repeat across.
+        key = f"{_csv_namespace(row)}/{name}"
         pod_set = {
             "name": row.get("podSet") or "main",
             "count": row.get("count") or "1",
             "requests": _csv_requests(place, row.get("requests", "")),
         }
-        if name in merged:
-            merged[name][1]["podSets"].append(pod_set)
+        if key in merged:
+            merged[key][1]["podSets"].append(pod_set)
             continue
         entry = {k: v for k, v in row.items() if v and k not in ("podSet", "count", "requests")}
-        merged[name] = (place, {**entry, "name": name, "podSets": [pod_set]})
-        order.append(name)
-    for name in order:
-        yield merged[name]
+        merged[key] = (place, {**entry, "name": name, "podSets": [pod_set]})
+        order.append(key)
+    for key in order:
+        yield merged[key]
+
+
+def _csv_namespace(row: Mapping[str, str]) -> str:
+    """The namespace a row's workload lives in, as ``_queue`` reads it."""
+    queue = row.get("queue", "")
+    return queue.split("/", 1)[0] if "/" in queue else row.get("namespace") or "default"
 
 
 def _csv_requests(place: _Place, text: str) -> dict[str, str]:

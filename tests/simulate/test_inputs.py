@@ -120,3 +120,18 @@ def test_v1beta2_objects_are_converted(tmp_path: Path) -> None:
     trace.write_text(GOOD_TRACE)
     prepared = prepare("t", load_setup([setup]), trace)
     assert prepared.model.cluster_queues["cq"].quotas[("default", "cpu")].nominal == 4000
+
+
+def test_csv_rows_with_one_name_in_two_namespaces_are_two_workloads(tmp_path: Path) -> None:
+    setup = write_setup(tmp_path / "setup.yaml", FLAVOR, cluster_queue("cq", 4),
+                        local_queue("cq"), local_queue("cq", "other"))  # fmt: skip
+    trace = tmp_path / "trace.csv"
+    trace.write_text(
+        "name,arrival,queue,runtime,count,requests\n"
+        "a,0,default/cq,60,1,cpu=1\n"
+        "a,1,other/cq,60,1,cpu=2\n"
+        "a,0,default/cq,60,1,cpu=1\n"
+    )
+    arrivals = prepare("t", load_setup([setup]), trace).arrivals
+    pod_sets = {a.workload.key: len(a.workload.pod_sets) for a in arrivals}
+    assert pod_sets == {"default/a": 2, "other/a": 1}
