@@ -10,7 +10,6 @@ aggregated discovery asks each backend for its resources, as the real aggregator
 
 from __future__ import annotations
 
-import base64
 import ssl
 from dataclasses import dataclass
 from typing import Any
@@ -21,6 +20,7 @@ from aiohttp import web
 from kq.sandbox.apiserver.errors import ApiError
 from kq.sandbox.apiserver.registry import version_priority
 from kq.sandbox.apiserver.store import Obj, Store
+from kq.sandbox.apiserver.tls_clients import client_context
 
 API_SERVICES = "apiregistration.k8s.io/apiservices"
 SERVICES = "/services"
@@ -129,11 +129,7 @@ class Aggregator:
 def _tls(spec: dict[str, Any]) -> ssl.SSLContext | bool:
     if spec.get("insecureSkipTLSVerify"):
         return False
-    context = ssl.create_default_context()
-    bundle = spec.get("caBundle")
-    if bundle:
-        context.load_verify_locations(cadata=base64.b64decode(bundle).decode())
-    return context
+    return client_context(str(spec.get("caBundle") or ""))
 
 
 def legacy_group(group: str, versions: list[str]) -> dict[str, Any]:

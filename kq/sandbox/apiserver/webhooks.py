@@ -17,6 +17,7 @@ from kq.sandbox.apiserver.patch import PatchError, json_patch
 from kq.sandbox.apiserver.registry import NAMESPACE, ResourceType
 from kq.sandbox.apiserver.selectors import label_selector_from_object
 from kq.sandbox.apiserver.store import Obj
+from kq.sandbox.apiserver.tls_clients import client_context
 
 _GROUP = "admissionregistration.k8s.io"
 MUTATING = f"{_GROUP}/mutatingwebhookconfigurations"
@@ -151,9 +152,7 @@ class Webhooks:
         url = client.get("url")
         if not url:
             raise ValueError("only clientConfig.url webhooks can be reached from kq")
-        context = ssl.create_default_context()
-        if client.get("caBundle"):
-            context.load_verify_locations(cadata=base64.b64decode(client["caBundle"]).decode())
+        context = client_context(str(client.get("caBundle") or ""))
         timeout = aiohttp.ClientTimeout(total=float(hook.get("timeoutSeconds", 10)))
         async with (
             aiohttp.ClientSession(timeout=timeout) as session,
