@@ -11,8 +11,10 @@ from kq.api.clusterqueue import ClusterQueue, parse_cluster_queue
 from kq.api.cohort import Cohort, parse_cohort
 from kq.api.invalid import Invalid
 from kq.api.localqueue import LocalQueue, parse_local_queue
+from kq.api.node import Node
 from kq.api.priority import WorkloadPriorityClass, parse_workload_priority_class
 from kq.api.resourceflavor import ResourceFlavor, parse_resource_flavor
+from kq.api.topology import Topology
 from kq.cache.cache import Cache
 from kq.config import NAMESPACE_NAME_LABEL, ConfigError, KqConfig, parse_config
 from kq.plugins import build_plugin_manager
@@ -20,6 +22,7 @@ from kq.queue.manager import QueueManager
 from kq.scheduler.observers import load_observers
 from kq.scheduler.plugins import AdmissionPlugins, load_admission_plugins
 from kq.scheduler.scheduler import Scheduler
+from kq.simulate import nodes
 from kq.simulate.setup import Obj, ObjectKey, Setup
 from kq.simulate.source import InputError
 
@@ -39,6 +42,8 @@ class Model:
     default_pod_priority: int | None = None
     """The value of the PriorityClass marked ``globalDefault``, as pods without a class get."""
     checks: set[str] = field(default_factory=set)
+    topologies: dict[str, Topology] = field(default_factory=dict)
+    nodes: dict[str, Node] = field(default_factory=dict)
 
 
 def _config(setup: Setup) -> KqConfig:
@@ -92,12 +97,30 @@ def parse_model(setup: Setup) -> Model:
             _namespace(setup, key, model)
         elif kind == "AdmissionCheck":
             model.checks.add(name)
+        elif kind in ("Topology", "Node", "NodePool"):
+            _topology_object(setup, key, model)
     for lq in model.local_queues.values():
         # The API server labels every namespace with its name; selectors rely on it.
         labels = model.namespaces.setdefault(lq.namespace, {})
         labels.setdefault(NAMESPACE_NAME_LABEL, lq.namespace)
     _check_references(setup, model)
+    nodes.check_topologies(model.flavors, model.topologies, len(model.nodes))
     return model
+
+
+def _topology_object(setup: Setup, key: ObjectKey, model: Model) -> None:
+    """A Topology, a Node, or the nodes of a NodePool."""
+    kind, obj, origin = key[0], setup.objects[key], setup.origins[key]
+    if kind == "Topology":
+        model.topologies[key[1]] = nodes.topology(origin, obj)
+        return
+    listed = [nodes.node(origin, obj)] if kind == "Node" else []
+    if kind == "NodePool":
+        listed = nodes.pool_nodes(origin, obj)
+    for node in listed:
+        if node.name in model.nodes:
+            raise InputError(f"{origin}: Node {node.name} is listed twice")
+        model.nodes[node.name] = node
 
 
 def _check_references(setup: Setup, model: Model) -> None:
@@ -143,6 +166,10 @@ def build_core(setup: Setup, model: Model) -> Core:
         cache.set_flavor(flavor)
     for cohort in model.cohorts.values():
         cache.set_cohort(cohort)
+    for name, topology in model.topologies.items():
+        cache.set_topology(name, topology)
+    for name, node in model.nodes.items():
+        cache.set_node(name, node)
     # Admission checks are taken as passing at once: no check controller runs here.
     needed = {c for cq in model.cluster_queues.values() for c in cq.admission_checks}
     for name in sorted(needed | model.checks):

@@ -20,9 +20,16 @@ ObjectKey = tuple[str, str]
 
 KUEUE_KINDS = frozenset(
     {"ResourceFlavor", "Cohort", "ClusterQueue", "LocalQueue", "WorkloadPriorityClass"}
-    | {"AdmissionCheck"}
+    | {"AdmissionCheck", "Topology"}
 )
-OTHER_KINDS = {"PriorityClass": "scheduling.k8s.io/", "Namespace": "v1"}
+OTHER_KINDS = {
+    "PriorityClass": "scheduling.k8s.io/",
+    "Namespace": "v1",
+    "Node": "v1",
+    "NodePool": "simulate.kq.dev/",
+}
+TOPOLOGY_V1ALPHA1 = "kueue.x-k8s.io/v1alpha1"
+"""Kueue served Topology in v1alpha1 before v1beta1; the two have the same fields."""
 CONFIG_KIND = "Configuration"
 CONFIG_GROUP = "config.kueue.x-k8s.io/"
 
@@ -106,7 +113,7 @@ def _as_v1beta1(path: Path, document: Obj, kind: str) -> Obj | None:
         return document if api_version.startswith(OTHER_KINDS[kind]) else None
     if kind not in KUEUE_KINDS or not api_version.startswith("kueue.x-k8s.io/"):
         return None
-    if api_version == V1BETA1:
+    if api_version == V1BETA1 or (kind == "Topology" and api_version == TOPOLOGY_V1ALPHA1):
         return document
     if api_version != V1BETA2 or not convertible("kueue.x-k8s.io", kind):
         raise InputError(

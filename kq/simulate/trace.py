@@ -18,6 +18,7 @@ from typing import Any
 
 from kq.api.invalid import Invalid
 from kq.api.priority import POD_PRIORITY_CLASS_SOURCE, WORKLOAD_PRIORITY_CLASS_SOURCE
+from kq.api.topology import EXCLUSIVE_TOPOLOGY
 from kq.api.workload import Workload, parse_workload
 from kq.config import parse_duration
 from kq.simulate.model import Model
@@ -26,8 +27,11 @@ from kq.simulate.source import InputError, Located, load_documents, read_text
 ENTRY_KEYS = frozenset(
     {"name", "arrival", "namespace", "queue", "runtime", "priority", "priorityClass"}
     | {"podSets", "count", "requests", "tolerations", "nodeSelector", "minCount"}
+    | {"topologyRequest", "exclusiveTopology"}
 )
-POD_SET_KEYS = frozenset({"name", "count", "requests", "tolerations", "nodeSelector", "minCount"})
+POD_SET_KEYS = frozenset(
+    {"name", "count", "requests", "tolerations", "nodeSelector", "minCount", "topologyRequest"}
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -225,6 +229,10 @@ def _pod_set(place: _Place, index: int, raw: object) -> dict[str, Any]:
     out: dict[str, Any] = {"name": str(raw.get("name") or "main"), "count": count}
     if raw.get("minCount") is not None:
         out["minCount"] = raw["minCount"]
+    if raw.get("topologyRequest") is not None:
+        if not isinstance(raw["topologyRequest"], dict):
+            raise place.error(f"{field}.topologyRequest", "must be a mapping (Kueue's fields)")
+        out["topologyRequest"] = dict(raw["topologyRequest"])
     return {**out, "template": {"spec": spec}}
 
 
@@ -237,8 +245,12 @@ def _arrival(place: _Place, entry: Mapping[str, Any], index: int, model: Model) 
     runtime = _seconds(place, "runtime", entry.get("runtime"))
     namespace, queue = _queue(place, entry, model)
     name = str(entry.get("name") or f"wl-{index + 1}")
+    metadata: dict[str, Any] = {"namespace": namespace, "name": name, "uid": f"sim-{index:07d}"}
+    if entry.get("exclusiveTopology"):
+        # JobSet's annotation: each replicated job's slice alone in its domain of this level.
+        metadata["annotations"] = {EXCLUSIVE_TOPOLOGY: str(entry["exclusiveTopology"])}
     obj = {
-        "metadata": {"namespace": namespace, "name": name, "uid": f"sim-{index:07d}"},
+        "metadata": metadata,
         "spec": {"queueName": queue, "podSets": _pod_sets(place, entry)}
         | _priority(place, entry, model),
     }
