@@ -96,6 +96,27 @@ def test_the_default_configuration_is_one_kq_accepts(helm: Helm) -> None:
     )
 
 
+@pytest.mark.parametrize(
+    ("values", "named"),
+    [
+        ({"replica": 3}, "replica"),
+        ({"ports": {"health": "8081", "metrics": 8443, "webhook": 9443}}, "health"),
+        ({"image": {"repository": "kq", "tag": "v1", "pullPolicy": "Sometimes"}}, "pullPolicy"),
+        ({"webhooks": {"failurePolicy": "fail"}}, "failurePolicy"),
+    ],
+)
+def test_values_schema_refuses_what_the_chart_would_ignore(
+    helm: Helm, tmp_path: Path, values: dict[str, Any], named: str
+) -> None:
+    """values.schema.json: a misspelt or mistyped value stops the install, naming it."""
+    file = tmp_path / "values.yaml"
+    file.write_text(yaml.safe_dump(values))
+    done = helm.run("template", "kq", str(CHART), "--values", str(file))
+    assert done.returncode != 0
+    assert "values don't meet the specifications of the schema" in done.stderr, done.stderr
+    assert named in done.stderr, done.stderr
+
+
 def test_values_change_what_they_say(helm: Helm, tmp_path: Path) -> None:
     values = tmp_path / "values.yaml"
     values.write_text(

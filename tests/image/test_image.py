@@ -155,6 +155,7 @@ def test_kq_run_with_a_read_only_root_filesystem_against_a_real_apiserver(
             process = subprocess.Popen(
                 podman_run(
                     *("--name", container_name, "--network", "host"),
+                    *("--tmpfs", "/tmp:mode=1777"),
                     *("--tmpfs", f"{Webhook().cert_dir}:mode=1777"),
                     *("--volume", f"{tmp_path}:{tmp_path}:ro"),
                     image,
