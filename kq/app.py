@@ -13,6 +13,7 @@ import structlog
 
 from kq.admissionchecks.runner import register_admission_checks
 from kq.config import KqConfig
+from kq.controllers.metrics import register_metrics
 from kq.controllers.priority_classes import register_priority_classes
 from kq.controllers.registration import register_admission
 from kq.controllers.visible import VisibleQueues
@@ -38,6 +39,7 @@ async def install_controllers(manager: Manager, config: KqConfig) -> None:
     visibility API."""
     pm = build_plugin_manager(config.plugins)
     pm.hook.kq_configure.call_historic(kwargs={"config": config})
+    register_metrics(manager, config)
     _serve_visibility(manager, config, register_admission(manager, config, pm))
     register_workload_lifecycle(manager, config)
     register_priority_classes(manager)

@@ -141,6 +141,10 @@ class KqConfig:
     metrics_secure_serving: bool = True
     """kq's ``metrics.secureServing``: HTTPS with TokenReview and SubjectAccessReview, as
     Kueue; off only on a loopback address (kq dev, tests)."""
+    local_queue_metrics: bool = True
+    """``metrics.localQueueMetrics.enable``: the ``kueue_local_queue_*`` series."""
+    cluster_queue_resource_metrics: bool = False
+    """``metrics.enableClusterQueueResources``: per-flavor quota and usage series."""
     health: Health = field(default_factory=Health)
     webhook: Webhook = field(default_factory=Webhook)
     visibility_server: VisibilityServer = field(default_factory=VisibilityServer)
@@ -465,12 +469,26 @@ def _feature_gates(raw: object) -> dict[str, bool]:
 
 
 _LOOPBACK = ("127.0.0.1", "localhost", "[::1]")
+_METRICS_KEYS = {"bindAddress", "secureServing", "enableClusterQueueResources", "localQueueMetrics"}
+
+
+def _metric_series(top: _Section) -> tuple[bool, bool]:
+    """Which optional series to report: LocalQueue ones (on by default, as Kueue) and
+    per-flavor ClusterQueue quotas (off by default)."""
+    metrics = top.section("metrics", _METRICS_KEYS)
+    local = metrics.section("localQueueMetrics", {"enable", "localQueueSelector"})
+    if local.data.get("localQueueSelector") is not None:
+        raise ConfigError(
+            "metrics.localQueueMetrics.localQueueSelector: not supported by kq; remove it "
+            "(every LocalQueue reports its series)"
+        )
+    return local.flag("enable", True), metrics.flag("enableClusterQueueResources", False)
 
 
 def _metrics(top: _Section) -> tuple[str, bool]:
     """Where /metrics is served ("" or Kueue's "0": nowhere) and whether only to callers the
     API server authorizes; unauthenticated metrics stay on loopback."""
-    metrics = top.section("metrics", {"bindAddress", "secureServing"})
+    metrics = top.section("metrics", _METRICS_KEYS)
     address = metrics.text("bindAddress", ":8443")
     address = "" if address == "0" else _address(metrics, "bindAddress", ":8443")
     secure = metrics.flag("secureServing", True)
@@ -556,6 +574,7 @@ def parse_config(document: object) -> KqConfig:
     webhook = top.section("webhook", {"port", "certDir", "host"})
     gates = _feature_gates(top.data.get("featureGates") or {})
     metrics_address, secure_metrics = _metrics(top)
+    local_queue_metrics, cluster_queue_resource_metrics = _metric_series(top)
     port = webhook.integer("port", 9443, minimum=1)
     if port > 65535:
         raise ConfigError("webhook.port: must be at most 65535")
@@ -572,6 +591,8 @@ def parse_config(document: object) -> KqConfig:
         leader_election=_leader_election(top),
         metrics_bind_address=metrics_address,
         metrics_secure_serving=secure_metrics,
+        local_queue_metrics=local_queue_metrics,
+        cluster_queue_resource_metrics=cluster_queue_resource_metrics,
         health=Health(
             health_probe_bind_address=_address(health, "healthProbeBindAddress", ":8081"),
             readiness_endpoint_name=health.text("readinessEndpointName", "readyz"),

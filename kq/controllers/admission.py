@@ -149,6 +149,7 @@ class AdmissionController:
             by_eviction,
             observers,
         )
+        metrics.ANCESTRY.feed = self.feed
         recorder = EventRecorder(client, "kq-admission", event_namespace)
         self.writer = WorkloadWriter(client, recorder, self._is_leader)
         self.queue_status = QueueStatusWriter(

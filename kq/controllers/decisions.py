@@ -220,7 +220,8 @@ class DecisionWriter:
         self.admissions += 1
         cq = decision.admission.cluster_queue
         waited = now - cached.info.queue_time if cached is not None else 0.0
-        metrics.quota_reserved(cq, waited, admitted=not decision.admission_checks)
+        cohorts = metrics.cohorts_above(self._feed, cq)
+        metrics.quota_reserved(patched, cq, waited, not decision.admission_checks, cohorts)
         self._writer.event(
             patched,
             "QuotaReserved",
@@ -268,7 +269,7 @@ class DecisionWriter:
         if patched is not None:
             cached = self._feed.cache.workload(key)
             victim_queue = cached.info.cluster_queue if cached is not None else ""
-            metrics.preempted(victim_queue, preempting_queue, victim.reason)
+            metrics.EVICTIONS.preempted(patched, victim_queue, preempting_queue, victim.reason)
             self._writer.event(patched, "Preempted", victim.message)
 
     def release_evicted(self) -> None:

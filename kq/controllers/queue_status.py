@@ -10,8 +10,8 @@ import structlog
 
 from kq.api.localqueue import LocalQueue
 from kq.controllers.feed import CoreFeed
-from kq.controllers.metrics import QueueGauges
 from kq.controllers.patches import find
+from kq.controllers.queue_metrics import QueueGauges
 from kq.runtime.client import KubeClient
 from kq.runtime.errors import ApiError
 from kq.runtime.resources import CLUSTER_QUEUES, COHORTS, LOCAL_QUEUES, Resource

@@ -20,9 +20,9 @@ import structlog
 
 from kq.api.clusterqueue import ClusterQueue, parse_cluster_queue
 from kq.config import KqConfig, WaitForPodsReady
+from kq.controllers import metrics
 from kq.controllers.lifecycle import JOB_UID_LABEL, next_step
 from kq.controllers.steps import Facts, Wait, Write
-from kq.observability import metrics
 from kq.runtime.client import KubeClient
 from kq.runtime.errors import ApiError
 from kq.runtime.events import NORMAL, WARNING, EventRecorder
@@ -212,12 +212,11 @@ def _admission(obj: Object) -> Mapping[str, Any]:
 def _count(obj: Object, step: Write) -> None:
     cq = str(_admission(obj).get("clusterQueue", ""))
     if step.admitted_after is not None:
-        metrics.admitted_workloads_total.labels(cq).inc()
-        metrics.admission_checks_wait_time_seconds.labels(cq).observe(step.admitted_after)
+        cohorts = metrics.ANCESTRY.of(cq)
+        metrics.admitted_after_checks(obj, cq, step.admitted_after, cohorts)
     if step.evicted is not None:
         # Kueue's reason label is the eviction's reason without its underlying cause.
-        reason = "Deactivated" if step.evicted.startswith("Deactivated") else step.evicted
-        metrics.evicted_workloads_total.labels(cq, reason).inc()
+        metrics.EVICTIONS.evicted(obj, cq, *metrics.split_reason(step.evicted))
 
 
 WORKLOAD_GROUP_KIND = "Workload.kueue.x-k8s.io"

@@ -1,16 +1,23 @@
-"""Prometheus metrics under Kueue's names and buckets, on kq's own registry.
+"""Prometheus metrics under Kueue v0.19's names, types, labels and buckets, on kq's registry.
 
 Dashboards and alerts written for Kueue read ``kueue_*`` series; the work-queue series use
-controller-runtime's names. ``_created`` series are off because Go's client has none.
+controller-runtime's names. ``_created`` series are off because Go's client has none. Every
+series carries ``replica_role`` (``leader``, ``follower`` or ``standalone``) as Kueue's do.
+
+Kueue metrics kq never sets are not registered; ``NOT_PRODUCED`` names them with the reason.
+The LocalQueue series are registered only with ``metrics.localQueueMetrics.enable`` and the
+per-flavor ClusterQueue quota series only with ``metrics.enableClusterQueueResources``, the
+two options Kueue reports them under.
 """
 
 from __future__ import annotations
 
 import platform
 import sys
+from collections.abc import Iterable, Sequence
 
 import prometheus_client
-from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, Metric
 
 from kq import __version__
 
@@ -18,6 +25,11 @@ prometheus_client.disable_created_metrics()  # type: ignore[no-untyped-call]
 
 REGISTRY = CollectorRegistry(auto_describe=True)
 KUEUE = "kueue"
+ROLE = "replica_role"
+STANDALONE, LEADER, FOLLOWER = "standalone", "leader", "follower"
+
+# Go's prometheus.DefBuckets: Kueue's histograms without explicit buckets use these.
+GO_DEFAULT_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
 
 
 def exponential_buckets(count: int) -> tuple[float, ...]:
@@ -25,140 +37,241 @@ def exponential_buckets(count: int) -> tuple[float, ...]:
     return (1.0, *(2.5 * 2**k for k in range(count - 1)))
 
 
-CQ = "cluster_queue"
+NOT_PRODUCED = {
+    "multikueue_workloads_dispatched_total": "kq has no MultiKueue",
+    "multikueue_workloads_admitted_total": "kq has no MultiKueue",
+    "kueue_replaced_workload_slices_total": "kq has no elastic workload slices",
+    "kueue_unadmitted_workloads": "behind UnadmittedWorkloadsObservability, a gate kq refuses",
+    "kueue_local_queue_unadmitted_workloads": "behind UnadmittedWorkloadsObservability",
+    "kueue_local_queue_admission_fair_sharing_usage": "kq has no admission fair sharing",
+    "kueue_admission_cycle_preemption_skips": "kq's cycle records no skipped preemptions",
+    "kueue_workload_creation_latency_seconds": "kq's job framework does not time it yet",
+    "kueue_pod_scheduling_gate_removal_seconds": "kq's gate removal does not time it yet",
+}
+"""Kueue v0.19 metrics kq does not expose, and why."""
 
-admission_attempts_total = Counter(
+CQ, LQ_NAME, LQ_NS = "cluster_queue", "name", "namespace"
+PC = "priority_class"
+_CQ_PC = (CQ, PC)
+_LQ = (LQ_NAME, LQ_NS)
+_LQ_PC = (*_LQ, PC)
+_CQ_RESOURCE = ("cohort", CQ, "flavor", "resource")
+_LQ_RESOURCE = (*_LQ, "flavor", "resource")
+_COHORT_FR = ("cohort", "flavor", "resource")
+
+_Registry = CollectorRegistry | None
+
+
+class Unchecked:
+    """A metric registered without its names: Kueue has a gauge ``X`` beside a counter
+    ``X_total``, and prometheus_client's duplicate check counts the counter as ``X`` too.
+    The exposition names them apart (the counter's lines say ``X_total``)."""
+
+    def __init__(self, metric: Gauge) -> None:
+        self._metric = metric
+
+    def describe(self) -> list[Metric]:
+        return []
+
+    def collect(self) -> Iterable[Metric]:
+        return self._metric.collect()
+
+
+def counter(name: str, doc: str, labels: Sequence[str], registry: _Registry = REGISTRY) -> Counter:
+    return Counter(name, doc, [*labels, ROLE], subsystem=KUEUE, registry=registry)
+
+
+def gauge(name: str, doc: str, labels: Sequence[str], registry: _Registry = REGISTRY) -> Gauge:
+    return Gauge(name, doc, [*labels, ROLE], subsystem=KUEUE, registry=registry)
+
+
+def histogram(
+    name: str,
+    doc: str,
+    labels: Sequence[str],
+    buckets: Sequence[float],
+    registry: _Registry = REGISTRY,
+) -> Histogram:
+    return Histogram(
+        name, doc, [*labels, ROLE], subsystem=KUEUE, buckets=buckets, registry=registry
+    )
+
+
+# -- scheduler ---------------------------------------------------------------------------
+admission_attempts_total = counter(
     "admission_attempts_total",
-    "Total number of attempts to admit workloads, by result (success or inadmissible).",
+    "Admission attempts (cycles with heads), by result: success if one workload got in.",
     ["result"],
-    subsystem=KUEUE,
-    registry=REGISTRY,
 )
-admission_attempt_duration_seconds = Histogram(
+admission_attempt_duration_seconds = histogram(
     "admission_attempt_duration_seconds",
     "Latency of an admission attempt, by result.",
     ["result"],
-    subsystem=KUEUE,
-    buckets=exponential_buckets(14),
-    registry=REGISTRY,
+    GO_DEFAULT_BUCKETS,
 )
-pending_workloads = Gauge(
+
+# -- ClusterQueue ------------------------------------------------------------------------
+pending_workloads = gauge(
     "pending_workloads",
-    "Number of pending workloads, per cluster_queue and status (active or inadmissible).",
+    "Pending workloads per cluster_queue, active or inadmissible.",
     [CQ, "status"],
-    subsystem=KUEUE,
-    registry=REGISTRY,
 )
-quota_reserved_workloads_total = Counter(
+finished_workloads = gauge(
+    "finished_workloads", "Finished workloads still present, per cluster_queue.", [CQ], None
+)
+REGISTRY.register(Unchecked(finished_workloads))
+quota_reserved_workloads_total = counter(
     "quota_reserved_workloads_total",
-    "Total number of workloads that got quota reserved, per cluster_queue.",
-    [CQ],
-    subsystem=KUEUE,
-    registry=REGISTRY,
+    "Workloads that got quota reserved, per cluster_queue.",
+    _CQ_PC,
 )
-quota_reserved_wait_time_seconds = Histogram(
+finished_workloads_total = counter(
+    "finished_workloads_total", "Workloads that finished, per cluster_queue.", _CQ_PC
+)
+quota_reserved_wait_time_seconds = histogram(
     "quota_reserved_wait_time_seconds",
-    "Time from creation or requeue until quota reservation, per cluster_queue.",
-    [CQ],
-    subsystem=KUEUE,
-    buckets=exponential_buckets(16),
-    registry=REGISTRY,
+    "Seconds from creation or requeue until quota reservation, per cluster_queue.",
+    _CQ_PC,
+    exponential_buckets(14),
 )
-admitted_workloads_total = Counter(
-    "admitted_workloads_total",
-    "Total number of admitted workloads, per cluster_queue.",
-    [CQ],
-    subsystem=KUEUE,
-    registry=REGISTRY,
+pods_ready_to_evicted_time_seconds = histogram(
+    "pods_ready_to_evicted_time_seconds",
+    "Seconds from a workload's pods being ready until its eviction, per cluster_queue.",
+    [CQ, "reason", "underlying_cause"],
+    exponential_buckets(14),
 )
-admission_wait_time_seconds = Histogram(
+admitted_workloads_total = counter(
+    "admitted_workloads_total", "Admitted workloads, per cluster_queue.", _CQ_PC
+)
+admission_wait_time_seconds = histogram(
     "admission_wait_time_seconds",
-    "Time from creation or requeue until admission, per cluster_queue.",
-    [CQ],
-    subsystem=KUEUE,
-    buckets=exponential_buckets(16),
-    registry=REGISTRY,
+    "Seconds from creation or requeue until admission, per cluster_queue.",
+    _CQ_PC,
+    exponential_buckets(16),
 )
-admission_checks_wait_time_seconds = Histogram(
+ready_wait_time_seconds = histogram(
+    "ready_wait_time_seconds",
+    "Seconds from creation or requeue until the pods are ready, per cluster_queue.",
+    _CQ_PC,
+    exponential_buckets(14),
+)
+admitted_until_ready_wait_time_seconds = histogram(
+    "admitted_until_ready_wait_time_seconds",
+    "Seconds from admission until the pods are ready, per cluster_queue.",
+    _CQ_PC,
+    exponential_buckets(14),
+)
+admission_checks_wait_time_seconds = histogram(
     "admission_checks_wait_time_seconds",
-    "Time from quota reservation until admission, per cluster_queue.",
-    [CQ],
-    subsystem=KUEUE,
-    buckets=exponential_buckets(14),
-    registry=REGISTRY,
+    "Seconds from quota reservation until admission, per cluster_queue.",
+    _CQ_PC,
+    exponential_buckets(14),
 )
-evicted_workloads_total = Counter(
-    "evicted_workloads_total",
-    "Number of evicted workloads, per cluster_queue and reason.",
-    [CQ, "reason"],
-    subsystem=KUEUE,
-    registry=REGISTRY,
+_EVICTION = [CQ, "reason", "underlying_cause", PC]
+evicted_workloads_total = counter(
+    "evicted_workloads_total", "Evictions per cluster_queue, reason and cause.", _EVICTION
 )
-preempted_workloads_total = Counter(
+evicted_workloads_once_total = counter(
+    "evicted_workloads_once_total",
+    "Workloads evicted for a reason and cause for the first time, per cluster_queue.",
+    _EVICTION,
+)
+preempted_workloads_total = counter(
     "preempted_workloads_total",
-    "Number of preempted workloads, per preempting_cluster_queue and reason.",
+    "Preempted workloads, per preempting_cluster_queue and reason.",
     ["preempting_cluster_queue", "reason"],
-    subsystem=KUEUE,
-    registry=REGISTRY,
 )
-reserving_active_workloads = Gauge(
-    "reserving_active_workloads",
-    "Number of workloads holding quota, per cluster_queue.",
-    [CQ],
-    subsystem=KUEUE,
-    registry=REGISTRY,
+workload_eviction_latency_seconds = histogram(
+    "workload_eviction_latency_seconds",
+    "Seconds from eviction until the workload's quota was released, per cluster_queue.",
+    [CQ, "reason"],
+    exponential_buckets(14),
 )
-admitted_active_workloads = Gauge(
-    "admitted_active_workloads",
-    "Number of admitted workloads that are active, per cluster_queue.",
-    [CQ],
-    subsystem=KUEUE,
-    registry=REGISTRY,
+reserving_active_workloads = gauge(
+    "reserving_active_workloads", "Workloads holding quota, per cluster_queue.", [CQ]
 )
-cluster_queue_status = Gauge(
+admitted_active_workloads = gauge(
+    "admitted_active_workloads", "Admitted workloads that are active, per cluster_queue.", [CQ]
+)
+cluster_queue_status = gauge(
     "cluster_queue_status",
-    "Status of a cluster_queue (pending, active or terminating), 1 for the current one.",
+    "1 for the cluster_queue's current status (pending, active or terminating).",
     [CQ, "status"],
-    subsystem=KUEUE,
-    registry=REGISTRY,
 )
-cluster_queue_weighted_share = Gauge(
+cluster_queue_resource_pending = gauge(
+    "cluster_queue_resource_pending",
+    "Requests of the cluster_queue's pending workloads, per resource (no flavor yet).",
+    [CQ, "resource"],
+)
+cluster_queue_weighted_share = gauge(
     "cluster_queue_weighted_share",
-    "The ClusterQueue's share of borrowed resources under fair sharing: per 1000 of what the "
-    "cohort can lend, divided by its weight (int64 maximum when a zero weight borrows).",
+    "The ClusterQueue's share of borrowed resources under fair sharing, over its weight "
+    "(NaN when a zero weight borrows).",
     [CQ, "cohort"],
-    subsystem=KUEUE,
-    registry=REGISTRY,
 )
-cohort_weighted_share = Gauge(
+cluster_queue_info = gauge(
+    "cluster_queue_info",
+    "1 per cluster_queue with its parent and root cohort.",
+    [CQ, "parent_cohort", "root_cohort"],
+)
+
+# -- Cohort ------------------------------------------------------------------------------
+cohort_weighted_share = gauge(
     "cohort_weighted_share",
-    "The Cohort's share of borrowed resources under fair sharing, as the ClusterQueues'.",
+    "The Cohort's share of borrowed resources under fair sharing, over its weight.",
     ["cohort"],
-    subsystem=KUEUE,
-    registry=REGISTRY,
 )
-_RESOURCE = ["cohort", CQ, "flavor", "resource"]
-cluster_queue_resource_reservation = Gauge(
+cohort_subtree_quota = gauge(
+    "cohort_subtree_quota", "Nominal quota within the cohort's subtree.", _COHORT_FR
+)
+cohort_subtree_admitted_workloads_total = counter(
+    "cohort_subtree_admitted_workloads_total",
+    "Admitted workloads in the cohort's subtree.",
+    ["cohort", PC],
+)
+cohort_subtree_resource_reservations = gauge(
+    "cohort_subtree_resource_reservations",
+    "Quota reserved within the cohort's subtree.",
+    _COHORT_FR,
+)
+cohort_subtree_admitted_active_workloads = gauge(
+    "cohort_subtree_admitted_active_workloads",
+    "Admitted active workloads within the cohort's subtree.",
+    ["cohort"],
+)
+cohort_info = gauge(
+    "cohort_info",
+    "1 per cohort with its parent and root.",
+    ["cohort", "parent_cohort", "root_cohort"],
+)
+
+# -- optional: per-flavor ClusterQueue quotas (metrics.enableClusterQueueResources) --------
+cluster_queue_resource_reservation = gauge(
     "cluster_queue_resource_reservation",
-    "Total quota reserved by workloads, per cluster_queue, flavor and resource.",
-    _RESOURCE,
-    subsystem=KUEUE,
-    registry=REGISTRY,
+    "Quota reserved, per flavor and resource.",
+    _CQ_RESOURCE,
+    None,
 )
-cluster_queue_resource_usage = Gauge(
-    "cluster_queue_resource_usage",
-    "Total quota used by admitted workloads, per cluster_queue, flavor and resource.",
-    _RESOURCE,
-    subsystem=KUEUE,
-    registry=REGISTRY,
+cluster_queue_resource_usage = gauge(
+    "cluster_queue_resource_usage", "Quota used by admitted workloads.", _CQ_RESOURCE, None
 )
-cluster_queue_nominal_quota = Gauge(
-    "cluster_queue_nominal_quota",
-    "Nominal quota, per cluster_queue, flavor and resource.",
-    _RESOURCE,
-    subsystem=KUEUE,
-    registry=REGISTRY,
+cluster_queue_nominal_quota = gauge(
+    "cluster_queue_nominal_quota", "Nominal quota, per flavor and resource.", _CQ_RESOURCE, None
 )
+cluster_queue_borrowing_limit = gauge(
+    "cluster_queue_borrowing_limit", "Borrowing limit (+Inf when unset).", _CQ_RESOURCE, None
+)
+cluster_queue_lending_limit = gauge(
+    "cluster_queue_lending_limit", "Lending limit (+Inf when unset).", _CQ_RESOURCE, None
+)
+CLUSTER_QUEUE_RESOURCES = (
+    cluster_queue_resource_reservation,
+    cluster_queue_resource_usage,
+    cluster_queue_nominal_quota,
+    cluster_queue_borrowing_limit,
+    cluster_queue_lending_limit,
+)
+
 build_info = Gauge(
     "build_info",
     "Build information: 1 labelled with version and platform.",
@@ -213,3 +326,22 @@ leader_election_master_status = Gauge(
     ["name"],
     registry=REGISTRY,
 )
+
+
+ROLE_GAUGES = (
+    pending_workloads,
+    finished_workloads,
+    reserving_active_workloads,
+    admitted_active_workloads,
+    cluster_queue_status,
+    cluster_queue_resource_pending,
+    cluster_queue_weighted_share,
+    cluster_queue_info,
+    cohort_weighted_share,
+    cohort_subtree_quota,
+    cohort_subtree_resource_reservations,
+    cohort_subtree_admitted_active_workloads,
+    cohort_info,
+    *CLUSTER_QUEUE_RESOURCES,
+)
+"""Gauges labelled with the replica's role, dropped when the role changes."""

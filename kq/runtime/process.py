@@ -20,6 +20,8 @@ from aiohttp import web
 from kq.config import KqConfig, load_config
 from kq.observability import metrics
 from kq.observability.logs import configure_logging
+from kq.observability.metric_options import set_role
+from kq.observability.metrics import FOLLOWER, LEADER, STANDALONE
 from kq.observability.tracing import configure_tracing
 from kq.runtime import health, metrics_server
 from kq.runtime.certs import inject_ca_bundle, provision_from_secret, service_dns_names
@@ -154,6 +156,8 @@ async def _lead(config: KqConfig, manager: Manager) -> None:
 
     async def leading() -> None:
         gauge.set(1)
+        if election.leader_elect:
+            set_role(LEADER)
         try:
             async with asyncio.TaskGroup() as group:
                 for runnable in manager.runnables:
@@ -162,10 +166,14 @@ async def _lead(config: KqConfig, manager: Manager) -> None:
             await asyncio.Event().wait()  # leadership is held until cancelled or lost
         finally:
             gauge.set(0)
+            if election.leader_elect:
+                set_role(FOLLOWER)
 
     if not election.leader_elect:
+        set_role(STANDALONE)
         await leading()
         return
+    set_role(FOLLOWER)
     settings = ElectionSettings(
         name=election.resource_name,
         namespace=config.lease_namespace,

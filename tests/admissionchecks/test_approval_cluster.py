@@ -78,12 +78,13 @@ def kq_run(
 
 
 def scraped(port: int, name: str, **labels: str) -> float | None:
-    """One sample from ``kq run``'s /metrics, as Prometheus would scrape it."""
+    """One sample from ``kq run``'s /metrics, as Prometheus would scrape it, whose labels
+    include ``labels``."""
     with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as response:
         text = response.read().decode()
     for family in text_string_to_metric_families(text):
         for found in family.samples:
-            if found.name == name and found.labels == labels:
+            if found.name == name and labels.items() <= found.labels.items():
                 return float(found.value)
     return None
 

@@ -88,10 +88,13 @@ async def test_higher_priority_preempts_lower_in_cluster_queue(
     assert (evicted["status"], evicted["reason"]) == ("True", "Preempted")
     assert (preempted["status"], preempted["reason"]) == ("True", "InClusterQueue")
     assert "due to prioritization in the ClusterQueue" in preempted["message"]
-    labels = {"preempting_cluster_queue": cq, "reason": "InClusterQueue"}
+    role = {"replica_role": "standalone"}
+    labels = {"preempting_cluster_queue": cq, "reason": "InClusterQueue", **role}
     assert REGISTRY.get_sample_value("kueue_preempted_workloads_total", labels) == 1
-    labels = {"cluster_queue": cq, "reason": "Preempted"}
-    assert REGISTRY.get_sample_value("kueue_evicted_workloads_total", labels) == 1
+    labels = {"cluster_queue": cq, "reason": "Preempted", "underlying_cause": "", **role}
+    for name in ("kueue_evicted_workloads_total", "kueue_evicted_workloads_once_total"):
+        pc = victim["spec"].get("priorityClassName", "")
+        assert REGISTRY.get_sample_value(name, {**labels, "priority_class": pc}) == 1
     # Released as a job integration would: no reservation, requeued, and pending again.
     assert "admission" not in victim["status"]
     assert not is_true(victim, "QuotaReserved")
