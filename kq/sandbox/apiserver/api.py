@@ -58,6 +58,8 @@ class Ctx:
     force: bool = False
     subresource: str = ""
     warnings: list[str] = field(default_factory=list)
+    # Who asks (a UserInfo), for admission webhooks; None: the server itself.
+    user: dict[str, Any] | None = None
 
 
 Admission = Callable[[str, ResourceType, Obj, Obj | None, Ctx], Awaitable[Obj]]

@@ -7,6 +7,7 @@ import base64
 import json
 import logging
 import random
+import secrets
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -16,11 +17,23 @@ import yaml
 from aiohttp import web
 
 from kq import jsoncodec
-from kq.sandbox.apiserver import aggregation, discovery, errors, limits, protobuf, subresources
+from kq.sandbox.apiserver import (
+    aggregation,
+    discovery,
+    errors,
+    limits,
+    protobuf,
+    protobuf_auth,
+    reviews,
+    subresources,
+)
+from kq.sandbox.apiserver.access import Gate
 from kq.sandbox.apiserver.api import APPLY, PATCH_TYPES, Api, Ctx
+from kq.sandbox.apiserver.authn import ADMIN, Authenticator, Signer
 from kq.sandbox.apiserver.errors import ApiError
 from kq.sandbox.apiserver.faults import Faults
 from kq.sandbox.apiserver.fields import field_map, supported
+from kq.sandbox.apiserver.rbac import Authorizer, User
 from kq.sandbox.apiserver.registry import Registry, ResourceType
 from kq.sandbox.apiserver.selectors import (
     SelectorError,
@@ -39,6 +52,7 @@ _FALSE = frozenset({"0", "f", "F", "FALSE", "false", "False"})
 _JSON = "application/json"
 OPENAPI_V2_PROTOBUF = "application/com.github.proto-openapi.spec.v2.v1.0+protobuf"
 _VALIDATION = {"Strict", "Warn", "Ignore"}
+USER = "kq.user"  # the request's authenticated User, set by the middleware
 
 
 def parse_bool(value: str | None, name: str) -> bool:
@@ -98,27 +112,31 @@ class Server:
         self._encoded = EncodingCache()
         self.address = "127.0.0.1:0"
         self.aggregator = aggregation.Aggregator(store)
+        # ServiceAccount tokens are signed with this key; ``start`` keeps one per data directory.
+        self.signer = Signer(secrets.token_bytes(32))
+        self.authorizer = Authorizer(store)
 
     # --- entry point ---------------------------------------------------------------
 
     def application(self, token: str | None = None) -> web.Application:
-        app = web.Application(
-            client_max_size=limits.MAX_BODY, middlewares=[self._middleware(token)]
-        )
+        """The aiohttp app; ``token`` is the admin's (None: every caller is admin)."""
+        authenticator = Authenticator(token, self.store, self.signer)
+        gate = Gate(authenticator, self.authorizer)
+        self.reviews = reviews.Reviews(self.store, authenticator, self.authorizer)
+        app = web.Application(client_max_size=limits.MAX_BODY, middlewares=[self._middleware(gate)])
         app.router.add_route("*", "/{tail:.*}", self.handle)
         return app
 
-    def _middleware(self, token: str | None) -> Any:
+    def _middleware(self, gate: Gate) -> Any:
         @web.middleware
         async def middleware(
             request: web.Request, handler: Callable[[web.Request], Awaitable[web.StreamResponse]]
         ) -> web.StreamResponse:
-            if (
-                token
-                and request.headers.get("Authorization") != f"Bearer {token}"
-                and request.path not in ("/healthz", "/readyz", "/livez")
-            ):
-                return respond(ApiError(401, "Unauthorized", "Unauthorized").status(), 401)
+            try:
+                user = gate.user(request.method, request.path, request.query, request.headers)
+            except ApiError as exc:
+                return respond(exc.status(), exc.code)
+            request[USER] = user
             watch = request.query.get("watch", "") in _TRUE
             if self.faults.applies(request.path, watch):
                 if self.faults.delay:
@@ -161,6 +179,10 @@ class Server:
             return self._openapi(parts[1:])
         if head == "kq" and self.settings.fault_injection:
             return await self._internal(request, parts[1:])
+        if head in ("api", "apis"):
+            answered = await self._reviews(request, parts)
+            if answered is not None:
+                return answered
         if head == "apis":
             aggregated = await self._aggregated(request, parts)
             if aggregated is not None:
@@ -168,6 +190,23 @@ class Server:
         if head == "api" or head == "apis":
             return await self._api(request, parts)
         raise errors.no_route()
+
+    # --- reviews and TokenRequest ------------------------------------------------------
+
+    async def _reviews(self, request: web.Request, parts: list[str]) -> web.Response | None:
+        review, token = reviews.review_path(parts), reviews.token_path(parts)
+        if review is None and token is None:
+            return None
+        if request.method != "POST":
+            raise errors.method_not_allowed(
+                "the server does not allow this method on the requested resource"
+            )
+        body = await self._body(request)
+        if review is not None:
+            user: User = request.get(USER, ADMIN)
+            return respond(self.reviews.answer(review[1], review[2], body, user), 201)
+        assert token is not None
+        return respond(self.reviews.token(token[0], token[1], body), 201)
 
     # --- aggregation ---------------------------------------------------------------
 
@@ -309,7 +348,9 @@ class Server:
         validation = query.get("fieldValidation", "Warn")
         if validation not in _VALIDATION:
             raise errors.bad_request(f"fieldValidation parameter unsupported: {validation}")
+        user: User = request.get(USER, ADMIN)
         return Ctx(
+            user=user.info(),
             dry_run=bool(dry),
             manager=query.get("fieldManager") or None,
             validation=validation,
@@ -324,7 +365,7 @@ class Server:
         media = limits.body_type(request)
         if media == limits.PROTOBUF:
             try:
-                return protobuf.decode(raw)
+                return protobuf_auth.decode(raw)
             except protobuf.ProtobufError as exc:
                 raise errors.unsupported_media(
                     f"the body of the request was in an unknown format - accepted media types "

@@ -38,6 +38,8 @@ def validate_name(rt: ResourceType, name: str) -> list[FieldError]:
                 "Required value: name or generateName is required",
             )
         ]
+    if rt.group == "rbac.authorization.k8s.io":
+        return _path_segment_errors(name)
     if (rt.group, rt.kind) in _LABEL_NAMED:
         if len(name) > 63 or not _DNS_LABEL.match(name):
             return [
@@ -48,6 +50,16 @@ def validate_name(rt: ResourceType, name: str) -> list[FieldError]:
     problems = ["must be no more than 253 characters"] if len(name) > 253 else []
     if not _DNS_SUBDOMAIN.match(name):
         problems.append(_SUBDOMAIN_MSG)
+    return [
+        _err("metadata.name", "FieldValueInvalid", f'Invalid value: "{name}": {problem}')
+        for problem in problems
+    ]
+
+
+def _path_segment_errors(name: str) -> list[FieldError]:
+    """RBAC names need only be usable in a URL path (``system:discovery`` is one)."""
+    problems = [f"may not be '{name}'"] if name in (".", "..") else []
+    problems += [f"may not contain '{c}'" for c in "/%" if c in name]
     return [
         _err("metadata.name", "FieldValueInvalid", f'Invalid value: "{name}": {problem}')
         for problem in problems

@@ -66,7 +66,7 @@ def _bytes(value: int | bytes) -> bytes:
     return value
 
 
-def _map_entry(value: int | bytes) -> tuple[str, bytes]:
+def map_entry(value: int | bytes) -> tuple[str, bytes]:
     key, val = "", b""
     for number, item in fields(_bytes(value)):
         if number == 1:
@@ -76,14 +76,14 @@ def _map_entry(value: int | bytes) -> tuple[str, bytes]:
     return key, val
 
 
-def _metadata(data: bytes) -> dict[str, Any]:
+def metadata(data: bytes) -> dict[str, Any]:
     meta: dict[str, Any] = {}
     names = {1: "name", 2: "generateName", 3: "namespace"}
     for number, value in fields(data):
         if number in names:
             meta[names[number]] = _text(value)
         elif number in (11, 12):
-            key, val = _map_entry(value)
+            key, val = map_entry(value)
             meta.setdefault("labels" if number == 11 else "annotations", {})[key] = val.decode()
         elif number == 14:
             meta.setdefault("finalizers", []).append(_text(value))
@@ -94,7 +94,7 @@ def _resources(data: bytes) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for number, value in fields(data):
         if number in (1, 2):
-            key, quantity = _map_entry(value)
+            key, quantity = map_entry(value)
             amount = next((_text(v) for n, v in fields(quantity) if n == 1), "")
             out.setdefault("limits" if number == 1 else "requests", {})[key] = amount
     return out
@@ -136,7 +136,7 @@ def _job_spec(data: bytes) -> dict[str, Any]:
             template: dict[str, Any] = {}
             for n, v in fields(_bytes(value)):
                 if n == 1:
-                    template["metadata"] = _metadata(_bytes(v))
+                    template["metadata"] = metadata(_bytes(v))
                 elif n == 2:
                     template["spec"] = _pod_spec(_bytes(v))
             out["template"] = template
@@ -151,7 +151,7 @@ def _entry_into(key: str, encode: Callable[[bytes], str]) -> _Setter:
     """A map field: each occurrence is one entry of ``obj[key]``, its value ``encode``d."""
 
     def put(obj: dict[str, Any], value: _Value) -> None:
-        name, raw = _map_entry(value)
+        name, raw = map_entry(value)
         obj.setdefault(key, {})[name] = encode(raw)
 
     return put
@@ -193,7 +193,7 @@ _FIELDS: dict[tuple[str, int], _Setter] = {
     ("PriorityClass", 4): _scalar("description", _text),
     ("PriorityClass", 5): _scalar("preemptionPolicy", _text),
 }
-_METADATA = _scalar("metadata", lambda v: _metadata(_bytes(v)))
+_METADATA = _scalar("metadata", lambda v: metadata(_bytes(v)))
 
 
 def _body(kind: str, raw: bytes) -> dict[str, Any]:
@@ -208,8 +208,8 @@ def _body(kind: str, raw: bytes) -> dict[str, Any]:
 SUPPORTED = frozenset({"Namespace", "ConfigMap", "Secret", "PriorityClass", "Job"})
 
 
-def decode(body: bytes) -> dict[str, Any]:
-    """The JSON form of a protobuf-encoded object of a supported kind."""
+def envelope(body: bytes) -> tuple[str, str, bytes]:
+    """(apiVersion, kind, raw object) of a ``k8s\\0`` + ``runtime.Unknown`` body."""
     if not body.startswith(MAGIC):
         raise ProtobufError("missing the k8s protobuf magic prefix")
     api_version = kind = ""
@@ -223,6 +223,12 @@ def decode(body: bytes) -> dict[str, Any]:
                     kind = _text(v)
         elif number == 2:
             raw = _bytes(value)
+    return api_version, kind, raw
+
+
+def decode(body: bytes) -> dict[str, Any]:
+    """The JSON form of a protobuf-encoded object of a supported kind."""
+    api_version, kind, raw = envelope(body)
     if kind not in SUPPORTED:
         raise ProtobufError(f"protobuf bodies of kind {kind!r} are not supported")
     return {"apiVersion": api_version, "kind": kind, **_body(kind, raw)}

@@ -16,9 +16,10 @@ from typing import Any
 import yaml
 from aiohttp import web
 
-from kq.sandbox.apiserver import limits
+from kq.sandbox.apiserver import limits, rbac_defaults
 from kq.sandbox.apiserver.api import Api, Ctx
 from kq.sandbox.apiserver.app import Server
+from kq.sandbox.apiserver.authn import Signer
 from kq.sandbox.apiserver.gc import Collector
 from kq.sandbox.apiserver.registry import CRD, NAMESPACE, Registry
 from kq.sandbox.apiserver.store import Store
@@ -120,6 +121,16 @@ def _private_dir(path: Path) -> None:
             (path / name).chmod(0o600)
 
 
+def _signing_key(data_dir: Path) -> bytes:
+    """The key of ServiceAccount tokens: kept, so tokens outlive a restart as upstream's do."""
+    stored = data_dir / "sa-signing.key"
+    if stored.is_file() and len(stored.read_text().strip()) == 64:
+        return bytes.fromhex(stored.read_text().strip())
+    key = secrets.token_bytes(32)
+    _write_private(stored, key.hex() + "\n")
+    return key
+
+
 def _token(options: Options) -> str:
     """The bearer token: given, or the one this data directory was first served with."""
     if options.token:
@@ -138,6 +149,10 @@ async def _bootstrap(api: Api, crds: list[dict[str, Any]]) -> None:
     for name in DEFAULT_NAMESPACES:
         if api.store.get(NAMESPACE.storage, "", name) is None:
             await api.create(NAMESPACE, "", {"metadata": {"name": name}}, Ctx())
+    for storage, obj in rbac_defaults.missing(api.store):
+        rt = api.registry.by_storage(storage)
+        assert rt is not None
+        await api.create(rt, "", obj, Ctx())
     for crd in crds:
         existing = api.store.get(CRD.storage, "", crd["metadata"]["name"])
         if existing is None:
@@ -162,6 +177,7 @@ async def start(options: Options, crds: list[dict[str, Any]]) -> Running:
     server.settings.bookmark_interval = options.bookmark_interval
     server.settings.fault_injection = options.fault_injection
     token = _token(options)
+    server.signer = Signer(_signing_key(options.data_dir))
     await _bootstrap(api, crds)
     tasks = [asyncio.create_task(collector.run())]
     context = None

@@ -12,6 +12,7 @@ import aiohttp
 
 from kq.sandbox.apiserver import errors
 from kq.sandbox.apiserver.api import Api, Ctx
+from kq.sandbox.apiserver.authn import ADMIN
 from kq.sandbox.apiserver.errors import ApiError
 from kq.sandbox.apiserver.patch import PatchError, json_patch
 from kq.sandbox.apiserver.registry import NAMESPACE, ResourceType
@@ -136,7 +137,7 @@ class Webhooks:
             "requestResource": _gvr(asked),
             "name": meta.get("name", ""),
             "operation": op,
-            "userInfo": {"username": "kq:admin", "groups": ["system:masters"]},
+            "userInfo": ctx.user or ADMIN.info(),
             "object": None if op == "DELETE" else obj,
             "oldObject": old if op != "CREATE" else None,
             "dryRun": ctx.dry_run,
