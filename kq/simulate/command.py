@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -11,10 +12,11 @@ from kq.config import parse_duration
 from kq.simulate.charts import all_charts
 from kq.simulate.figures import compute
 from kq.simulate.files import run_data, write_files
+from kq.simulate.fromcluster import CLASS_KINDS, read_cluster, write_captured
 from kq.simulate.record import Progress
 from kq.simulate.report import write_charts, write_report
 from kq.simulate.run import Prepared, Run, prepare, simulate
-from kq.simulate.setup import load_setup, patched
+from kq.simulate.setup import add_objects, load_setup, patched
 from kq.simulate.source import InputError
 from kq.simulate.terminal import (
     comparison,
@@ -25,6 +27,8 @@ from kq.simulate.terminal import (
     summary,
 )
 
+DEFAULT_SINCE = "24h"
+Trace = Path | Sequence[Mapping[str, Any]]
 Outputs = tuple[dict[str, Any], dict[str, str], dict[str, str]]
 """A run's figures as data, its charts (stem -> SVG) and their file names."""
 
@@ -35,12 +39,23 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "scheduler and plugins as kq run) on a virtual clock, and report waits, preemptions, "
         "flavors, utilisation and borrowing."
     )
-    parser.add_argument("setup", nargs="+", type=Path,
+    parser.add_argument("setup", nargs="*", type=Path,
                         help="YAML files or directories of queueing objects (ResourceFlavor, "
                         "Cohort, ClusterQueue, LocalQueue, priority classes, Namespace, "
-                        "a kq Configuration)")  # fmt: skip
-    parser.add_argument("--trace", type=Path, required=True,
-                        help="the workloads: YAML or CSV (see examples/simulate)")  # fmt: skip
+                        "Topology, Node, NodePool, a kq Configuration)")  # fmt: skip
+    trace = parser.add_mutually_exclusive_group(required=True)
+    trace.add_argument("--trace", type=Path,
+                       help="the workloads: YAML or CSV (see examples/simulate)")  # fmt: skip
+    trace.add_argument("--trace-from-cluster", action="store_true",
+                       help="the workloads a live cluster ran over --since")  # fmt: skip
+    parser.add_argument("--from-cluster", action="store_true",
+                        help="read the queueing objects from a live cluster")  # fmt: skip
+    parser.add_argument("--kubeconfig", type=Path,
+                        help="the live cluster's kubeconfig (default: $KUBECONFIG, "
+                        "~/.kube/config)")  # fmt: skip
+    parser.add_argument("--since", default=None,
+                        help="with --trace-from-cluster: Workloads created in this last "
+                        "window, e.g. 24h (default 24h)")  # fmt: skip
     parser.add_argument("--config", type=Path, help="kq configuration file (YAML)")
     parser.add_argument("--compare", type=Path, metavar="CONFIG_OR_PATCH",
                         help="run again with this Configuration or merge patch of objects, "
@@ -54,7 +69,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.set_defaults(func=run)
 
 
-def _until(text: str | None) -> float | None:
+def _until(text: str | None, flag: str = "--until") -> float | None:
     if text is None:
         return None
     try:
@@ -64,15 +79,44 @@ def _until(text: str | None) -> float | None:
     try:
         return parse_duration(text)
     except ValueError as exc:
-        raise InputError(f"--until: {exc}") from None
+        raise InputError(f"{flag}: {exc}") from None
+
+
+def _cluster_flags(args: argparse.Namespace) -> float | None:
+    """The window of --trace-from-cluster; refuses flags that would be ignored."""
+    live = args.from_cluster or args.trace_from_cluster
+    if args.kubeconfig is not None and not live:
+        raise InputError("--kubeconfig: give --from-cluster or --trace-from-cluster too")
+    if args.since is not None and not args.trace_from_cluster:
+        raise InputError("--since: only with --trace-from-cluster")
+    if not args.setup and not args.from_cluster:
+        raise InputError("no setup: give YAML files or directories, or --from-cluster")
+    if not args.trace_from_cluster:
+        return None
+    since = _until(args.since or DEFAULT_SINCE, "--since")
+    if since is None or since <= 0:
+        raise InputError(f"--since: must be a positive duration, not {args.since!r}")
+    return since
 
 
 def _prepare(args: argparse.Namespace) -> list[Prepared]:
     """Everything read and checked, for both runs, before anything is simulated."""
+    since = _cluster_flags(args)
     base = load_setup(args.setup, args.config)
-    prepared = [prepare("baseline" if args.compare else "simulation", base, args.trace)]
+    trace: Trace = args.trace
+    if args.from_cluster or since is not None:
+        classes = {name for kind, name in base.objects if kind in CLASS_KINDS}
+        found = read_cluster(args.kubeconfig, args.from_cluster, since, classes)
+        if found.captured is not None:
+            add_objects(base, "the cluster", found.captured.objects)
+        if found.history is not None:
+            trace = found.history.entries
+        written = write_captured(args.out, found)
+        for note in [*found.notes, f"as files: {', '.join(str(p) for p in written)}"]:
+            print(note)
+    prepared = [prepare("baseline" if args.compare else "simulation", base, trace)]
     if args.compare is not None:
-        prepared.append(prepare(args.compare.stem, patched(base, args.compare), args.trace))
+        prepared.append(prepare(args.compare.stem, patched(base, args.compare), trace))
     return prepared
 
 

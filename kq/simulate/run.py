@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from kq.simulate.engine import Engine
 from kq.simulate.model import Core, Model, build_core, parse_model
@@ -37,7 +39,7 @@ class Prepared:
     arrivals: list[Arrival]
 
 
-def prepare(label: str, setup: Setup, trace: Path) -> Prepared:
+def prepare(label: str, setup: Setup, trace: Path | Sequence[Mapping[str, Any]]) -> Prepared:
     """Parse and check everything first: bad input stops before any simulation."""
     model = parse_model(setup)
     core = build_core(setup, model)

@@ -68,6 +68,12 @@ def load_setup(paths: list[Path], config: Path | None = None) -> Setup:
     return setup
 
 
+def add_objects(setup: Setup, source: str, objects: list[Obj]) -> None:
+    """Objects read from elsewhere than a file (a cluster); errors name ``source``."""
+    for obj in objects:
+        _add(setup, Path(source), obj)
+
+
 def _kind(path: Path, document: object) -> str:
     if not isinstance(document, dict):
         raise InputError(f"{where(path, document)}: a YAML document must be a mapping (an object)")

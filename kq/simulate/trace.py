@@ -11,7 +11,7 @@ from __future__ import annotations
 import csv
 import dataclasses
 import io
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -55,11 +55,32 @@ class _Place:
         return InputError(f"{self.path}:{line}: {field}: {message}")
 
 
-def load_trace(path: Path, model: Model) -> list[Arrival]:
-    """Every arrival of the trace, in arrival order (trace order among equal times)."""
+class _Named(_Place):
+    """An entry that was never written in a file: named by what it came from."""
+
+    def __init__(self, label: str) -> None:
+        super().__init__(Path(), 0)
+        self.label = label
+
+    def error(self, field: str, message: str) -> InputError:
+        return InputError(f"{self.label}: {field}: {message}")
+
+
+def load_trace(path: Path | Sequence[Mapping[str, Any]], model: Model) -> list[Arrival]:
+    """Every arrival of the trace file (or of entries read from a cluster), in arrival order
+    (trace order among equal times)."""
+    if not isinstance(path, Path):
+        named = [(_Named(f"Workload {e.get('namespace')}/{e.get('name')}"), e) for e in path]
+        return _arrivals(named, model, "the cluster's Workloads")
     raw = list(_csv_entries(path) if path.suffix.lower() == ".csv" else _yaml_entries(path))
+    return _arrivals(raw, model, str(path))
+
+
+def _arrivals(
+    raw: Sequence[tuple[_Place, Mapping[str, Any]]], model: Model, source: str
+) -> list[Arrival]:
     if not raw:
-        raise InputError(f"{path}: the trace has no workloads")
+        raise InputError(f"{source}: the trace has no workloads")
     arrivals, names = [], set()
     for index, (place, entry) in enumerate(raw):
         arrival = _arrival(place, entry, index, model)
