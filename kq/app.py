@@ -7,6 +7,7 @@ is the one place that puts them together.
 from __future__ import annotations
 
 import argparse
+import sys
 
 import pluggy
 import structlog
@@ -18,6 +19,7 @@ from kq.controllers.priority_classes import register_priority_classes
 from kq.controllers.registration import register_admission
 from kq.controllers.visible import VisibleQueues
 from kq.controllers.workloads import WORKLOAD_GROUP_KIND, register_workload_lifecycle
+from kq.dashboard.server import Dashboard, parse_address
 from kq.jobframework.controller import register_job_integrations
 from kq.jobframework.registry import job_integrations
 from kq.plugins import build_plugin_manager
@@ -106,5 +108,19 @@ def _warn_unread_concurrency(config: KqConfig, pm: pluggy.PluginManager) -> None
 
 
 def run_command(args: argparse.Namespace) -> int:
-    """``kq run``."""
-    return process.main(args, install_controllers)
+    """``kq run``; with ``--dashboard-address``, the dashboard too, on every replica."""
+    address = getattr(args, "dashboard_address", "")
+    if not address:
+        return process.main(args, install_controllers)
+    try:
+        host, port = parse_address(address)
+    except ValueError as exc:
+        print(f"kq run: --dashboard-address: {exc}", file=sys.stderr)
+        return 2
+
+    async def setup(manager: Manager, config: KqConfig) -> None:
+        await install_controllers(manager, config)
+        dashboard = Dashboard(manager.client, host, port)
+        manager.add("dashboard", dashboard.run_logged, leader_only=False)
+
+    return process.main(args, setup)

@@ -86,6 +86,10 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     )
     run.add_argument("--config", type=Path, help="kq configuration file (YAML)")
     run.add_argument("--kubeconfig", type=Path, help="kubeconfig to use instead of in-cluster")
+    run.add_argument(
+        "--dashboard-address", default="", metavar="HOST:PORT",
+        help="serve the read-only web dashboard there (off unless given)",
+    )  # fmt: skip
     run.set_defaults(func=run_command)
 
     chosen = _chosen_command(argv)

@@ -22,6 +22,7 @@ from pathlib import Path
 
 from kq.app import install_controllers
 from kq.config import Health, KqConfig, VisibilityServer, Webhook
+from kq.dashboard.server import Dashboard
 from kq.observability.logs import configure_logging
 from kq.runtime import process
 from kq.runtime.client import KubeClient
@@ -59,6 +60,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--speed", type=float, default=1.0, help="time acceleration factor")
     parser.add_argument("--fresh", action="store_true", help="discard state from earlier runs")
     parser.add_argument("--no-controller", action="store_true", help="do not start kq itself")
+    parser.add_argument("--dashboard-port", type=int, default=0,
+                        help="the web dashboard's loopback port (0: any free port)")  # fmt: skip
+    parser.add_argument("--no-dashboard", action="store_true", help="do not serve the dashboard")
     parser.add_argument(
         "--kubeconfig", type=Path, default=None,
         help="run against this (bare) API server instead of serving one",
@@ -112,6 +116,9 @@ def run(args: argparse.Namespace) -> int:
         profile = load_profile(args.profile)
     except ProfileError as exc:
         print(f"kq dev: {exc}", file=sys.stderr)
+        return 2
+    if not 0 <= args.dashboard_port <= 65535:
+        print("kq dev: --dashboard-port must be from 0 to 65535", file=sys.stderr)
         return 2
     if args.kubeconfig is not None and (args.fresh or args.port):
         print(
@@ -288,10 +295,14 @@ async def _run(
         controller_note = await _start_controller(args, client, server[0], tasks, stack)
     if isinstance(controller_note, int):
         return controller_note
+    dashboard = await _start_dashboard(args, client, tasks)
+    if isinstance(dashboard, int):
+        return dashboard
     kubeconfig, url = server
     nodes = len((await client.list(NODES)).get("items") or ())
     print(f"kq dev ready: profile {profile.name}, {nodes} nodes, speed {args.speed:g}x, "
           f"API {url}, kubeconfig {kubeconfig}", flush=True)  # fmt: skip
+    print(dashboard)
     print(controller_note)
     print("Try:", *_instructions(kubeconfig, args, profile), sep="\n", flush=True)
     stopping = asyncio.create_task(stop.wait())
@@ -303,6 +314,25 @@ async def _run(
         result = task.result()
         code = result if isinstance(result, int) else 1
     return code
+
+
+async def _start_dashboard(
+    args: argparse.Namespace, client: KubeClient, tasks: list[asyncio.Task[object]]
+) -> str | int:
+    """The dashboard on loopback, reading through this process's client; its line for
+    stdout, or exit code 1 if its port is taken."""
+    if args.no_dashboard:
+        return "kq dashboard: not started (--no-dashboard)"
+    dashboard = Dashboard(client, "127.0.0.1", args.dashboard_port)
+    serving = asyncio.create_task(dashboard.run())
+    listening = asyncio.create_task(dashboard.listening.wait())
+    await asyncio.wait({serving, listening}, return_when=asyncio.FIRST_COMPLETED)
+    listening.cancel()
+    if serving.done():
+        print(f"kq dev: dashboard: {serving.exception()}", file=sys.stderr)
+        return 1
+    tasks.append(serving)
+    return f"kq dashboard: {dashboard.url}"
 
 
 async def _start_sandbox(

@@ -1,0 +1,131 @@
+"""The dashboard in a real browser (Debian's Chromium, headless) on story S1, both backends:
+what it shows is checked against what the API server and kq's visibility API say, and a
+screenshot is checked to be a picture (size, colours of the quota bar and the timeline)."""
+
+from __future__ import annotations
+
+import json
+import urllib.request
+from collections import Counter
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+import pytest
+
+from tests.dashboard.browser import chromium, dump_dom, screenshot
+from tests.dashboard.dom import read_page
+from tests.dashboard.png import read_png
+from tests.dashboard.sandbox import kq_dev_dashboard
+from tests.harness import REPO, Cluster, wait_until
+
+pytestmark = pytest.mark.slow
+
+SPEED = 1.0  # the 2-slice JobSet's `sleep 60` lasts a minute: the 3-slice one waits that long
+VISIBILITY = "/apis/visibility.kueue.x-k8s.io/v1beta1"
+USED_BLUE, RUNNING_GREEN = (0x35, 0x66, 0xC8), (0x2F, 0x9E, 0x5F)
+BACKGROUNDS = {(255, 255, 255), (247, 248, 250)}
+
+
+def _state(url: str) -> dict[str, Any]:
+    with urllib.request.urlopen(f"{url}api/state", timeout=30) as answer:
+        state: dict[str, Any] = json.load(answer)
+    return state
+
+
+def _settled(url: str) -> dict[str, Any] | None:
+    """The dashboard's state once S1 holds still for a minute: the 1-slice JobSet done, the
+    2-slice one running (16 chips), the 3-slice one pending, tried by the scheduler (its
+    Pending condition says why), and the ClusterQueue's status counting it."""
+    state = _state(url)
+    states = sorted(
+        w["state"] for w in state["workloads"] if w["state"] != "Pending" or w["message"]
+    )
+    queued = state["pending"].get("cluster-queue") or []
+    queues = state["cohorts"][0]["queues"] if state["cohorts"] else []
+    counted = [q for q in queues if q["pending"] == 1 and q["usage"][0]["used"] == 16]
+    if states == ["Admitted", "Finished", "Pending"] and len(queued) == 1 and counted:
+        return state
+    return None
+
+
+def _near(pixel: tuple[int, int, int], colour: tuple[int, int, int]) -> bool:
+    return all(abs(a - b) <= 10 for a, b in zip(pixel, colour, strict=True))
+
+
+def test_s1_in_a_browser(cluster: Cluster, tmp_path: Path) -> None:
+    chromium()  # skips (or fails in CI) before anything starts, when there is no browser
+    cache = tmp_path / "kubectl-cache"
+
+    def kubectl(*args: str) -> str:
+        done = cluster.kubectl(*args, cache_dir=cache)
+        assert done.returncode == 0, done.stderr
+        return done.stdout
+
+    with kq_dev_dashboard(cluster, tmp_path, "s1", SPEED) as (kubeconfig, url):
+        cluster = Cluster(cluster.backend, kubeconfig, cluster.server)
+        kubectl("apply", "-f", str(REPO / "examples/s1/kueue.yaml"))
+        kubectl("apply", "-f", str(REPO / "examples/s1/jobsets-multislice-standard.yaml"))
+        wait_until(
+            lambda: _settled(url), "S1 settled: one done, one running, one pending", within=90
+        )
+
+        # What the cluster says, read with kubectl, independently of the dashboard.
+        queue = json.loads(kubectl("get", "clusterqueue", "cluster-queue", "-o", "json"))
+        used = int(queue["status"]["flavorsUsage"][0]["resources"][0]["total"])
+        summary = json.loads(
+            kubectl("get", "--raw", f"{VISIBILITY}/clusterqueues/cluster-queue/pendingworkloads")
+        )
+        waiting = [f"default/{i['metadata']['name']}" for i in summary["items"]]
+        first = waiting[0]
+        explained = json.loads(
+            kubectl(
+                "get",
+                "--raw",
+                f"{VISIBILITY}/namespaces/default/workloads/{first.split('/')[1]}/explanation",
+            )
+        )
+
+        page_url = f"{url}?workload={quote(first, safe='')}"
+        text, tags = read_page(dump_dom(page_url, tmp_path / "chromium-dom"))
+        shot = screenshot(page_url, tmp_path / "s1.png", tmp_path / "chromium-shot", (1280, 1500))
+
+    # The cohort tree: S1's one ClusterQueue, in no cohort, its chips used of 24.
+    assert "no cohort" in text["cohorts"]
+    assert "ClusterQueue cluster-queue" in text["cohorts"]
+    assert f"used {used} of nominal 24, borrowed 0, lent 0" in text["cohorts"]
+    assert tags.get("svg.bar") == 1
+    # Pending positions, in the visibility API's order, in the ClusterQueue and LocalQueue.
+    rows = [line.split("\t")[1:] for line in text["queues"].splitlines() if "\t" in line]
+    assert rows[0] == ["position", "workload", "LocalQueue", "position in LocalQueue", "priority"]
+    assert rows[1:] == [
+        [str(n), key, "multislice-queue", str(n), "0"] for n, key in enumerate(waiting, 1)
+    ]
+    lq_line = next(
+        line for line in text["localqueues"].splitlines() if "default/multislice-queue" in line
+    )
+    assert f"1. {first}" in lq_line
+    # The pending workload's explanation: kq's own words, position and what is missing.
+    assert f"Why: {first}" in text["explanation"]
+    assert f"Position 1 of {len(waiting)} in ClusterQueue cluster-queue" in text["explanation"]
+    assert "google.com/tpu in flavor vlp-24: it needs" in text["explanation"]
+    for line in explained["lines"]:
+        if " ago:" not in line:  # the decision's age moves on between the two reads
+            assert line.strip() in text["explanation"]
+    # The timeline: a lane per workload, an admission mark per admitted one.
+    assert tags.get("text.lane") == 3
+    assert tags.get("circle.admitted", 0) >= 3 - len(waiting)
+    assert text["workloads"].count("Pending") == len(waiting)
+    # The page's script polled the fragment and swapped it in.
+    assert text["live"].startswith("live, updated"), text["live"]
+
+    picture = read_png(shot.read_bytes())
+    assert (picture.width, picture.height) == (1280, 1500)
+    assert shot.stat().st_size > 20_000
+    colours = Counter(picture.pixels)
+    drawn = sum(n for colour, n in colours.items() if colour not in BACKGROUNDS)
+    assert drawn > 0.1 * len(picture.pixels), "the screenshot is mostly blank"
+    blue = sum(n for colour, n in colours.items() if _near(colour, USED_BLUE))
+    green = sum(n for colour, n in colours.items() if _near(colour, RUNNING_GREEN))
+    assert blue > 1000, "no quota bar drawn"
+    assert green > 200, "no admitted span on the timeline"
