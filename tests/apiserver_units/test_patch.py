@@ -14,8 +14,8 @@ from kq.sandbox.apiserver.patch import (
     json_equal,
     json_merge_patch,
     json_patch,
-    strategic_merge_patch,
 )
+from kq.sandbox.apiserver.strategic import strategic_merge_patch
 
 # --- RFC 7386 ------------------------------------------------------------------------------
 

@@ -22,15 +22,11 @@ from kq.sandbox.apiserver.apply import (
     server_side_apply,
 )
 from kq.sandbox.apiserver.errors import ApiError
-from kq.sandbox.apiserver.patch import (
-    PatchError,
-    json_patch,
-    merge_patch_sharing,
-    strategic_merge_patch,
-)
+from kq.sandbox.apiserver.patch import PatchError, json_patch, merge_patch_sharing
 from kq.sandbox.apiserver.registry import CRD, NAMESPACE, Registry, ResourceType
 from kq.sandbox.apiserver.schema import FieldError, Schema
 from kq.sandbox.apiserver.store import Obj, ObjectTooLarge, Store
+from kq.sandbox.apiserver.strategic import strategic_merge_patch
 from kq.sandbox.apiserver.watch import Filter
 
 MERGE = "application/merge-patch+json"
