@@ -29,17 +29,20 @@ def kq_run(
     metrics_port: int | None = None,
     secure_metrics: bool = False,
     webhook_port: int | None = None,
+    metrics_options: str = "",
 ) -> Iterator[Path]:
     """Run ``kq run`` until the block ends; yields its log file. ``namespace`` must exist.
 
     ``metrics_port``: serve /metrics on that loopback port (by default, none is served), to
-    anyone unless ``secure_metrics``."""
+    anyone unless ``secure_metrics``; ``metrics_options``: more YAML lines of the
+    ``metrics`` section, indented two spaces."""
     metrics = f"127.0.0.1:{metrics_port}" if metrics_port else "''"
     workdir.mkdir(parents=True, exist_ok=True)
     config = workdir / "config.yaml"
     config.write_text(
         f"namespace: {namespace}\nhealth:\n  healthProbeBindAddress: 127.0.0.1:{free_port()}\n"
         f"metrics:\n  bindAddress: {metrics}\n  secureServing: {str(secure_metrics).lower()}\n"
+        f"{metrics_options}"
         f"webhook:\n  port: {webhook_port or free_port()}\n  certDir: {workdir / 'certs'}\n"
         f"{extra_config}"
     )
