@@ -1,10 +1,11 @@
 """Kueue's documented shapes apply unchanged to ``kq dev``, in both versions, and their jobs run.
 
 The manifests in ``tests/e2e/kueue_docs/`` are ours, written in the shapes of Kueue v0.19's site
-examples (the single-ClusterQueue setup, the sample Job, the topology-aware scheduling queues
-and its "required topology" Job), applied with the real kubectl. On both backends: ``kq dev``
-with its own embedded API server, or ``kq dev --kubeconfig`` on the shared real kube-apiserver,
-from which each test removes what it created when it ends.
+examples (the single-ClusterQueue setup, the sample Job, JobSet, MPIJob and RayJob, the
+topology-aware scheduling queues and its "required topology" Job), applied with the real
+kubectl. On both backends: ``kq dev`` with its own embedded API server, or ``kq dev
+--kubeconfig`` on the shared real kube-apiserver, from which each test removes what it created
+when it ends.
 """
 
 from __future__ import annotations
@@ -99,6 +100,33 @@ def test_the_single_queue_setup_applies_in_both_versions_and_its_jobs_run(
         assert workload is not None
         finished = [c for c in workload["status"]["conditions"] if c["type"] == "Finished"]
         assert finished[0]["status"] == "True"
+
+
+@pytest.mark.parametrize(
+    ("manifest", "pod_sets"),
+    [
+        ("sample-jobset.yaml", ["workers", "driver"]),
+        ("sample-mpijob.yaml", ["launcher", "worker"]),
+        ("sample-rayjob.yaml", ["head", "small-group"]),
+    ],
+)
+def test_the_sample_jobs_of_each_integration_run_on_the_v1beta2_setup(
+    cpu_cluster: Kubectl, manifest: str, pod_sets: list[str]
+) -> None:
+    kubectl = cpu_cluster
+    kubectl("apply", "-f", str(DOCS / "single-queue-v1beta2.yaml"))
+    job = kubectl.create_job(DOCS / manifest, "docs-user-queue")
+
+    def finished() -> dict[str, Any] | None:
+        workload = workload_of(kubectl, job, "v1beta2")
+        conditions = ((workload or {}).get("status") or {}).get("conditions") or ()
+        done = any(c["type"] == "Finished" and c["status"] == "True" for c in conditions)
+        return workload if done else None
+
+    workload = until(f"{manifest}'s Workload finishes", finished)
+    assert [p["name"] for p in workload["spec"]["podSets"]][: len(pod_sets)] == pod_sets
+    [finish] = [c for c in workload["status"]["conditions"] if c["type"] == "Finished"]
+    assert finish["reason"] == "Succeeded", finish
 
 
 def test_the_topology_setup_puts_a_required_rack_job_in_one_rack(tas_cluster: Kubectl) -> None:
