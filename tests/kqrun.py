@@ -30,12 +30,13 @@ def kq_run(
     secure_metrics: bool = False,
     webhook_port: int | None = None,
     metrics_options: str = "",
+    args: tuple[str, ...] = (),
 ) -> Iterator[Path]:
     """Run ``kq run`` until the block ends; yields its log file. ``namespace`` must exist.
 
     ``metrics_port``: serve /metrics on that loopback port (by default, none is served), to
     anyone unless ``secure_metrics``; ``metrics_options``: more YAML lines of the
-    ``metrics`` section, indented two spaces."""
+    ``metrics`` section, indented two spaces; ``args``: more command-line arguments."""
     metrics = f"127.0.0.1:{metrics_port}" if metrics_port else "''"
     workdir.mkdir(parents=True, exist_ok=True)
     config = workdir / "config.yaml"
@@ -54,7 +55,7 @@ def kq_run(
     with log.open("wb") as out:
         process = subprocess.Popen(
             [sys.executable, "-m", "kq", "run", "--config", str(config),
-             "--kubeconfig", str(cluster.kubeconfig)],
+             "--kubeconfig", str(cluster.kubeconfig), *args],
             stdout=out, stderr=subprocess.STDOUT, cwd=REPO, env=env,
         )  # fmt: skip
     try:

@@ -103,8 +103,3 @@ def _deduplicated(marks: list[Mark]) -> list[Mark]:
     kept.sort(key=lambda m: m.at)
     return kept
 
-
-def state_at_end(lane: Lane) -> str:
-    """What the lane's last segment shows: running after an admission, else waiting."""
-    kinds = [m.kind for m in lane.marks]
-    return "running" if kinds and kinds[-1] == ADMITTED else "waiting"
