@@ -9,7 +9,7 @@ in proportion to what each leaves idle.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -71,7 +71,7 @@ class CohortNode:
             yield from child.walk_usage()
 
 
-def cohort_tree(cohorts: list[Object], cluster_queues: list[Object]) -> list[CohortNode]:
+def cohort_tree(cohorts: Sequence[Object], cluster_queues: Sequence[Object]) -> list[CohortNode]:
     """The roots, by name; ClusterQueues without a cohort under the ``NO_COHORT`` root, last.
     A cohort only named by a ClusterQueue or as a parent is a node without quota."""
     nodes: dict[str, CohortNode] = {}

@@ -7,7 +7,7 @@ in what the Events miss (Events expire after an hour, and a server may drop them
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -39,7 +39,7 @@ class Lane:
         return self.marks[-1].at if self.marks else 0.0
 
 
-def lanes(workloads: list[Object], events: list[Object]) -> list[Lane]:
+def lanes(workloads: Sequence[Object], events: Sequence[Object]) -> list[Lane]:
     """The lanes of the ``LANES_SHOWN`` workloads with the latest marks, oldest first."""
     by_key: dict[str, Lane] = {}
     for raw in workloads:
@@ -102,4 +102,3 @@ def _deduplicated(marks: list[Mark]) -> list[Mark]:
             kept.append(mark)
     kept.sort(key=lambda m: m.at)
     return kept
-
