@@ -4,8 +4,8 @@
 request is made. Two guards keep it honest: every Resource constant the controller's code
 imports from ``kq.runtime.resources`` must be in it, and so must the kind of every job
 framework ``deploy/config.yaml`` enables. The ClusterRole and the Role must then grant
-``USED`` and nothing else; on the real kube-apiserver ``kubectl auth can-i`` confirms each
-grant reaches the ServiceAccount.
+``USED`` and nothing else; on both API servers ``kubectl auth can-i`` confirms each grant
+reaches the ServiceAccount.
 """
 
 from __future__ import annotations
@@ -303,11 +303,7 @@ def kustomized(cluster: Cluster, cache: Path) -> str:
     return done.stdout
 
 
-def test_the_service_account_gets_each_grant_on_the_real_server(
-    kq_namespace: Cluster, kubectl_cache: Path
-) -> None:
-    if kq_namespace.backend != "real":
-        pytest.skip("the embedded API server does not authorize requests")
+def test_the_service_account_gets_each_grant(kq_namespace: Cluster, kubectl_cache: Path) -> None:
     for name in ("service-account.yaml", "rbac.yaml"):
         done = kq_namespace.kubectl("apply", "-f", str(DEPLOY / name), cache_dir=kubectl_cache)
         assert done.returncode == 0, done.stderr

@@ -39,6 +39,8 @@ def _subresources(rt: ResourceType) -> list[tuple[str, str, str, str, list[str]]
     if (rt.group, rt.kind) == ("", "Pod"):
         subs.append(("binding", "", "v1", "Binding", ["create"]))
         subs.append(("eviction", "policy", "v1", "Eviction", ["create"]))
+    if (rt.group, rt.kind) == ("", "ServiceAccount"):
+        subs.append(("token", "authentication.k8s.io", "v1", "TokenRequest", ["create"]))
     return subs
 
 
@@ -48,7 +50,7 @@ def _aggregated_resource(rt: ResourceType) -> dict[str, Any]:
         "responseKind": _gvk(rt),
         "scope": "Namespaced" if rt.namespaced else "Cluster",
         "singularResource": rt.singular,
-        "verbs": VERBS,
+        "verbs": list(rt.verbs) or VERBS,
     }
     if rt.short_names:
         out["shortNames"] = list(rt.short_names)
@@ -146,7 +148,7 @@ def resource_list(registry: Registry, group: str, version: str) -> dict[str, Any
             "singularName": rt.singular,
             "namespaced": rt.namespaced,
             "kind": rt.kind,
-            "verbs": VERBS,
+            "verbs": list(rt.verbs) or VERBS,
         }
         if rt.short_names:
             entry["shortNames"] = list(rt.short_names)

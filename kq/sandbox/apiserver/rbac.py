@@ -156,7 +156,9 @@ class Authorizer:
     ) -> Iterator[tuple[str, list[Any]]]:
         """(describer, rules) of each binding whose subjects name ``user``, cluster-wide
         bindings first; a binding whose role is missing adds to ``missing``."""
-        scopes = [(CLUSTER_ROLE_BINDINGS, None, "ClusterRoleBinding")]
+        scopes: list[tuple[str, str | None, str]] = [
+            (CLUSTER_ROLE_BINDINGS, None, "ClusterRoleBinding")
+        ]
         if namespace:
             scopes.append((ROLE_BINDINGS, namespace, "RoleBinding"))
         for storage, scope, kind in scopes:

@@ -39,6 +39,8 @@ class ResourceType:
     # versions (None: only apiVersion changes, as a CRD's conversion strategy None does).
     storage_version: str = ""
     converter: Converter | None = field(default=None, compare=False)
+    # What discovery offers: () is every verb; the review kinds are create-only.
+    verbs: tuple[str, ...] = ()
 
     @property
     def singular(self) -> str:
@@ -89,6 +91,11 @@ def _b(
         scale,
         generation,
     )
+
+
+def _review(group: str, kind: str, plural: str, namespaced: bool = False) -> ResourceType:
+    """A kind that is created and answered, never stored (``reviews.py`` serves it)."""
+    return ResourceType(group, "v1", kind, plural, namespaced, verbs=("create",))
 
 
 _REPLICAS_SCALE = {
@@ -148,6 +155,12 @@ BUILTINS: tuple[ResourceType, ...] = (
     ),
     _b("apps", "v1", "DaemonSet", "daemonsets", short=("ds",), status=True, generation=True),
     _b("policy", "v1", "PodDisruptionBudget", "poddisruptionbudgets", short=("pdb",), status=True),
+    _review("authentication.k8s.io", "TokenReview", "tokenreviews"),
+    _review("authentication.k8s.io", "SelfSubjectReview", "selfsubjectreviews"),
+    _review("authorization.k8s.io", "SubjectAccessReview", "subjectaccessreviews"),
+    _review("authorization.k8s.io", "LocalSubjectAccessReview", "localsubjectaccessreviews", True),
+    _review("authorization.k8s.io", "SelfSubjectAccessReview", "selfsubjectaccessreviews"),
+    _review("authorization.k8s.io", "SelfSubjectRulesReview", "selfsubjectrulesreviews"),
     _b("rbac.authorization.k8s.io", "v1", "Role", "roles"),
     _b("rbac.authorization.k8s.io", "v1", "RoleBinding", "rolebindings"),
     _b("rbac.authorization.k8s.io", "v1", "ClusterRole", "clusterroles", False),

@@ -63,10 +63,12 @@ def token_path(parts: list[str]) -> tuple[str, str] | None:
     return None
 
 
-def _invalid(kind: str, group: str, field: str, value: Any, why: str) -> errors.ApiError:
+def _invalid(
+    kind: str, group: str, field: str, value: Any, why: str, name: str = ""
+) -> errors.ApiError:
     shown = json.dumps(value, sort_keys=True)
     error = FieldError(field, "FieldValueInvalid", f"Invalid value: {shown}: {why}")
-    return errors.invalid(group, kind, "", [error])
+    return errors.invalid(group, kind, name, [error])
 
 
 def _spec(body: Any, kind: str) -> dict[str, Any]:
@@ -90,19 +92,21 @@ def _access_attributes(spec: dict[str, Any], kind: str) -> Attributes:
             kind, AUTHORIZATION, "spec.resourceAttributes", None,
             "exactly one of nonResourceAttributes or resourceAttributes must be specified",
         )  # fmt: skip
+    given = resource if resource is not None else plain
+    if not isinstance(given, dict):
+        raise errors.bad_request(f"{kind}.spec: the attributes must be an object")
+    field = {k: str(v) for k, v in given.items() if isinstance(v, str)}.get
     if plain is not None:
-        return Attributes(
-            str(plain.get("verb", "")), resource_request=False, path=str(plain.get("path", ""))
-        )
+        return Attributes(field("verb", ""), resource_request=False, path=field("path", ""))
     return Attributes(
-        str(resource.get("verb", "")),
+        field("verb", ""),
         True,
-        str(resource.get("group", "")),
-        str(resource.get("version", "")),
-        str(resource.get("resource", "")),
-        str(resource.get("subresource", "")),
-        str(resource.get("namespace", "")),
-        str(resource.get("name", "")),
+        field("group", ""),
+        field("version", ""),
+        field("resource", ""),
+        field("subresource", ""),
+        field("namespace", ""),
+        field("name", ""),
     )
 
 
@@ -172,12 +176,19 @@ class Reviews:
         return {"resourceRules": resource, "nonResourceRules": plain, "incomplete": False}
 
     def token(self, namespace: str, name: str, body: Any) -> dict[str, Any]:
-        """A TokenRequest for ServiceAccount ``namespace/name``, answered with its token."""
+        """A TokenRequest for ServiceAccount ``namespace/name``, answered with its token;
+        checked in upstream's order: names, the ServiceAccount, then the spec."""
         spec = dict(_spec(body, "TokenRequest"))
-        if spec.get("boundObjectRef"):
-            raise errors.bad_request(
-                "spec.boundObjectRef: the embedded API server issues no object-bound tokens"
-            )
+        meta = body.get("metadata") or {}
+        for key, value in (("name", name), ("namespace", namespace)):
+            if meta.get(key) and meta[key] != value:
+                raise _invalid(
+                    "TokenRequest", AUTHENTICATION, f"metadata.{key}", meta[key],
+                    f"must match the service account {key} if specified", name,
+                )  # fmt: skip
+        sa = self._store.get(SERVICE_ACCOUNTS, namespace, name)
+        if sa is None:
+            raise errors.not_found("", "serviceaccounts", name)
         seconds = spec.setdefault("expirationSeconds", 3600)
         if not isinstance(seconds, int) or seconds < MIN_TOKEN_SECONDS:
             raise _invalid(
@@ -189,20 +200,25 @@ class Reviews:
                 "TokenRequest", AUTHENTICATION, "spec.expirationSeconds", seconds,
                 "may not specify a duration larger than 2^32 seconds",
             )  # fmt: skip
-        sa = self._store.get(SERVICE_ACCOUNTS, namespace, name)
-        if sa is None:
-            raise errors.not_found("", "serviceaccounts", name)
+        if spec.get("boundObjectRef"):
+            raise errors.bad_request(
+                "spec.boundObjectRef: the embedded API server issues no object-bound tokens"
+            )
         audiences = [str(a) for a in spec.get("audiences") or ()] or [ISSUER]
         spec["audiences"] = audiences
         token, expires = self._authenticator.signer.issue(sa, audiences, seconds)
-        stamp = dt.datetime.fromtimestamp(expires, dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
         return {
             "kind": "TokenRequest",
             "apiVersion": f"{AUTHENTICATION}/v1",
-            "metadata": {"name": name, "namespace": namespace, "creationTimestamp": None},
+            "metadata": {"name": name, "namespace": namespace, "creationTimestamp": _stamp(None)},
             "spec": spec,
-            "status": {"token": token, "expirationTimestamp": stamp},
+            "status": {"token": token, "expirationTimestamp": _stamp(expires)},
         }
+
+
+def _stamp(when: float | None) -> str:
+    moment = dt.datetime.now(dt.UTC) if when is None else dt.datetime.fromtimestamp(when, dt.UTC)
+    return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def _subject(spec: dict[str, Any], kind: str) -> User:
