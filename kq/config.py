@@ -126,6 +126,15 @@ def default_namespace_selector(namespace: str) -> dict[str, Any]:
 
 
 @dataclass(frozen=True)
+class PodOptions:
+    """v1beta1's ``integrations.podOptions``: which pods the ``pod`` framework may gate, on top
+    of ``managedJobsNamespaceSelector``; ``None`` selects everything."""
+
+    namespace_selector: Mapping[str, Any] | None = None
+    pod_selector: Mapping[str, Any] | None = None
+
+
+@dataclass(frozen=True)
 class KqConfig:
     namespace: str = "kueue-system"
     manage_jobs_without_queue_name: bool = False
@@ -134,6 +143,7 @@ class KqConfig:
     ``namespace`` (see ``jobs_namespace_selector``)."""
     wait_for_pods_ready: WaitForPodsReady = field(default_factory=WaitForPodsReady)
     frameworks: tuple[str, ...] = ("batch/job",)
+    pod_options: PodOptions = field(default_factory=lambda: PodOptions())
     fair_sharing: FairSharing = field(default_factory=FairSharing)
     client_connection: ClientConnection = field(default_factory=ClientConnection)
     leader_election: LeaderElection = field(default_factory=LeaderElection)
@@ -370,16 +380,20 @@ _SELECTOR_OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist")
 
 
 def _namespace_selector(top: _Section, namespace: str) -> dict[str, Any] | None:
-    """``managedJobsNamespaceSelector``, checked as Kueue checks it.
+    """``managedJobsNamespaceSelector``, checked as Kueue checks it."""
+    return _label_selector(top, "managedJobsNamespaceSelector", namespace)
 
-    A metav1.LabelSelector (``In``/``NotIn`` need values, ``Exists``/``DoesNotExist`` take
-    none) that must not select ``kube-system`` or kq's own namespace.
+
+def _label_selector(parent: _Section, key: str, namespace: str | None) -> dict[str, Any] | None:
+    """A metav1.LabelSelector at ``key`` (``In``/``NotIn`` need values, ``Exists``/
+    ``DoesNotExist`` take none); a namespace selector (``namespace`` given) must not select
+    ``kube-system`` or kq's own namespace.
     """
-    path = "managedJobsNamespaceSelector"
-    raw = top.data.get(path)
+    path = parent.where(key)
+    raw = parent.data.get(key)
     if raw is None:
         return None
-    s = top.section(path, {"matchLabels", "matchExpressions"})
+    s = parent.section(key, {"matchLabels", "matchExpressions"})
     match_labels = s.data.get("matchLabels") or {}
     if not isinstance(match_labels, dict) or not all(
         isinstance(k, str) and isinstance(v, str) for k, v in match_labels.items()
@@ -407,7 +421,7 @@ def _namespace_selector(top: _Section, namespace: str) -> dict[str, Any] | None:
                 f"{e.where('values')}: may not be specified when operator is {operator}"
             )
     selector = parse_label_selector(raw)
-    for protected in ("kube-system", namespace):
+    for protected in ("kube-system", namespace) if namespace is not None else ():
         if selector is not None and selector.matches({NAMESPACE_NAME_LABEL: protected}):
             raise ConfigError(f'{path}: should not match the "{protected}" namespace')
     return dict(raw)
@@ -532,10 +546,23 @@ def _fair_sharing(top: _Section, v1beta2: bool) -> FairSharing:
 def _frameworks(top: _Section, v1beta2: bool) -> tuple[str, ...]:
     keys = {"frameworks", "externalFrameworks"} | (set() if v1beta2 else {"podOptions"})
     integrations = top.section("integrations", keys)
-    for key in ("externalFrameworks", "podOptions"):
-        if integrations.data.get(key):
-            raise ConfigError(f"integrations.{key}: not supported by kq; remove it")
+    if integrations.data.get("externalFrameworks"):
+        raise ConfigError("integrations.externalFrameworks: not supported by kq; remove it")
     return integrations.names("frameworks", ("batch/job",))
+
+
+def _pod_options(top: _Section, v1beta2: bool, namespace: str) -> PodOptions:
+    """v1beta1's ``integrations.podOptions`` (v1beta2 has none: ``_frameworks`` refuses it)."""
+    raw = (top.data.get("integrations") or {}).get("podOptions")
+    if v1beta2 or raw is None:
+        return PodOptions()
+    keys = {"frameworks", "externalFrameworks", "podOptions"}
+    integrations = _Section(top.data.get("integrations"), "integrations", keys)
+    options = integrations.section("podOptions", {"namespaceSelector", "podSelector"})
+    return PodOptions(
+        namespace_selector=_label_selector(options, "namespaceSelector", namespace),
+        pod_selector=_label_selector(options, "podSelector", None),
+    )
 
 
 _GROUP_KIND = re.compile(r"[A-Z][A-Za-z0-9]*(\.[a-z0-9]([-a-z0-9.]*[a-z0-9])?)?")
@@ -584,6 +611,7 @@ def parse_config(document: object) -> KqConfig:
         managed_jobs_namespace_selector=_namespace_selector(top, namespace),
         wait_for_pods_ready=_wait_for_pods_ready(top, v1beta2, gates),
         frameworks=_frameworks(top, v1beta2),
+        pod_options=_pod_options(top, v1beta2, namespace),
         fair_sharing=_fair_sharing(top, v1beta2),
         client_connection=ClientConnection(
             qps=client.number("qps", 300.0), burst=client.integer("burst", 500, minimum=1)

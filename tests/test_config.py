@@ -9,6 +9,7 @@ from kq.config import (
     ConfigError,
     KqConfig,
     PluginsConfig,
+    PodOptions,
     load_config,
     parse_config,
     parse_duration,
@@ -174,7 +175,11 @@ def test_bad_go_durations(text: str) -> None:
         ({"featureGates": {"TopologyAwareScheduling": True}}, "featureGates.TopologyAware"),
         ({"featureGates": {"PartialAdmission": False}}, "featureGates.PartialAdmission: kq always"),
         ({"integrations": {"externalFrameworks": ["Foo.v1.example.com"]}}, "integrations.ext"),
-        ({"integrations": {"podOptions": {"namespaceSelector": {}}}}, "integrations.podOptions"),
+        (
+            {"integrations": {"podOptions": {"namespaceSelector": {}}}},
+            'integrations.podOptions.namespaceSelector: should not match the "kube-system"',
+        ),
+        ({"integrations": {"podOptions": {"podSelector": []}}}, "integrations.podOptions.podSel"),
         ({"apiVersion": "config.kueue.x-k8s.io/v1alpha1"}, "apiVersion:"),
         ({"apiVersion": V1BETA2, "fairSharing": {"enable": True}}, "fairSharing.enable: unknown"),
         ({"apiVersion": V1BETA2, "waitForPodsReady": {"enable": True}}, "waitForPodsReady.enable"),
@@ -366,3 +371,12 @@ def test_fair_sharing_is_on_with_enable_in_v1beta1_and_with_the_section_in_v1bet
     )
     assert parse_config({"apiVersion": V1BETA2, "fairSharing": {}}).fair_sharing.enable
     assert parse_config({}).fair_sharing.strategies_if_enabled() is None
+
+
+def test_v1beta1_pod_options_select_the_pods_kq_may_gate() -> None:
+    selector = {"matchExpressions": [{"key": "team", "operator": "In", "values": ["ml"]}]}
+    parsed = parse_config(
+        {"integrations": {"frameworks": ["pod"], "podOptions": {"podSelector": selector}}}
+    )
+    assert parsed.pod_options == PodOptions(namespace_selector=None, pod_selector=selector)
+    assert parse_config({}).pod_options == PodOptions()

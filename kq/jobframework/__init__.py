@@ -9,6 +9,7 @@ from kq.api.quantity import QuantityError, parse_quantity
 from kq.jobframework.actions import Action
 from kq.jobframework.constants import EXCLUSIVE_TOPOLOGY_ANNOTATION
 from kq.jobframework.interface import (
+    ComposableJob,
     FieldError,
     Finished,
     GenericJob,
@@ -29,6 +30,7 @@ __all__ = [
     "EXCLUSIVE_TOPOLOGY_ANNOTATION",
     "Action",
     "ClusterFacts",
+    "ComposableJob",
     "FieldError",
     "Finished",
     "GenericJob",

@@ -23,6 +23,8 @@ class Event:
     reason: str
     message: str
     type: str = "Normal"
+    member: str = ""
+    """For a ``ComposableJob``: the member the event is about (default: the job)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,6 +38,15 @@ class UpdateJob:
 class PatchJobStatus:
     patch: Obj
     """Merge patch for the ``status`` subresource, e.g. ``{"status": {"startTime": None}}``."""
+    member: str = ""
+    """For a ``ComposableJob``: the member to patch (default: the job)."""
+
+
+@dataclass(frozen=True, slots=True)
+class DeleteMember:
+    """Delete one member object of a ``ComposableJob`` (a pod of a group)."""
+
+    member: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,6 +119,7 @@ Action = (
     Event
     | UpdateJob
     | PatchJobStatus
+    | DeleteMember
     | CreateWorkload
     | UpdateWorkloadSpec
     | DeleteWorkload

@@ -82,6 +82,10 @@ class JobStep:
 
     job: Obj | None = None
     status_patch: Obj | None = None
+    member: str = ""
+    """For a ``ComposableJob``: the member object (a pod) the status patch or delete is about."""
+    delete: bool = False
+    """Delete ``member``."""
 
 
 @runtime_checkable
@@ -152,6 +156,53 @@ class JobWithSkip(Protocol):
         ...
 
 
+@runtime_checkable
+class ComposableJob(Protocol):
+    """A job made of several API objects, as Kueue's pod groups (``ComposableJob`` upstream).
+
+    The framework reads every member from the kind's informer, hands ``compose`` the members
+    of one group (or one object alone) and treats the result as the job; writes to it go to
+    the members that changed. Workloads of a group are matched by ``owns``, not by a controller
+    owner reference.
+    """
+
+    def group_name(self, obj: Job) -> str:
+        """The group ``obj`` belongs to; ``""`` when it is a job by itself."""
+        ...
+
+    def compose(self, objs: Sequence[Job]) -> dict[str, Any]:
+        """One job from the members of a group (or one object alone); ``objs`` is not empty."""
+        ...
+
+    def members(self, job: Job) -> list[Job]:
+        """The objects ``job`` was composed of."""
+        ...
+
+    def owns(self, job: Job, workload: Obj) -> bool:
+        """Whether ``workload`` was made for ``job``."""
+        ...
+
+    def matches(self, job: Job, workload: Obj) -> bool | None:
+        """Whether an owned Workload still describes ``job``; ``None``: the generic rules."""
+        ...
+
+    def compose_workload(self, job: Job, workload: Obj) -> dict[str, Any]:
+        """The Workload built for ``job`` (name, owners, annotations) from the generic one."""
+        ...
+
+    def compose_error(self, job: Job) -> str | None:
+        """Why no Workload can be built for ``job`` yet (a Warning event), or ``None``."""
+        ...
+
+    def stop_members(self, job: Job, reason: str, message: str) -> list[JobStep]:
+        """The writes that stop every member still running; ``reason`` as upstream's."""
+        ...
+
+    def finalize(self, job: Job) -> dict[str, Any]:
+        """``job`` with the integration's finalizers removed from every member."""
+        ...
+
+
 def capability_names(integration: GenericJob) -> list[str]:
     """The optional Protocols ``integration`` implements, for logs and ``kq version``."""
     return [protocol.__name__ for protocol in CAPABILITIES if isinstance(integration, protocol)]
@@ -163,4 +214,5 @@ CAPABILITIES: Sequence[type] = (
     JobWithReclaimablePods,
     JobWithCustomValidation,
     JobWithSkip,
+    ComposableJob,
 )

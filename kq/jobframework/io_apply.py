@@ -15,6 +15,7 @@ from typing import Any
 
 from kq.jobframework import actions as act
 from kq.jobframework.constants import RESOURCE_IN_USE_FINALIZER
+from kq.jobframework.interface import ComposableJob, GenericJob
 from kq.jobframework.objects import Obj, deep_copy, merge_patch, meta, name
 from kq.runtime.client import KubeClient
 from kq.runtime.errors import ApiError
@@ -61,12 +62,19 @@ class ActionApplier:
         job_resource: Resource,
         job: Obj | None,
         workloads: Sequence[Obj],
+        integration: GenericJob | None = None,
     ) -> None:
         self._client = client
         self._recorder = recorder
         self._resource = job_resource
         self.job = deep_copy(job) if job is not None else None
         self.workloads = {name(wl): deep_copy(wl) for wl in workloads}
+        # A composable job is written member by member; the latest version of each is kept.
+        self._composable = integration if isinstance(integration, ComposableJob) else None
+        self.members: dict[str, dict[str, Any]] = {}
+        if self._composable is not None and job is not None:
+            self.members = {name(m): deep_copy(m) for m in self._composable.members(job)}
+        self._read = dict(self.members)  # what the decision saw: the base of every member diff
 
     async def apply(self, actions: Sequence[act.Action]) -> None:
         for action in actions:
@@ -74,13 +82,20 @@ class ActionApplier:
 
     async def _apply_one(self, action: act.Action) -> None:
         match action:
-            case act.Event(reason=reason, message=message, type=event_type):
+            case act.Event(reason=reason, message=message, type=event_type, member=member):
                 assert self.job is not None, "events are about a job"
-                await self._recorder.record(self.job, event_type, reason, message)
+                about = self.members.get(member, self.job) if member else self.job
+                await self._recorder.record(about, event_type, reason, message)
+            case act.UpdateJob(job=job) if self._composable is not None:
+                await self._update_members(job)
             case act.UpdateJob(patch=patch):
                 self.job = await self._patch_job(patch, "")
+            case act.PatchJobStatus(patch=patch, member=member) if member:
+                await self._patch_member(member, patch, "status")
             case act.PatchJobStatus(patch=patch):
                 self.job = await self._patch_job(patch, "status")
+            case act.DeleteMember(member=member):
+                await self._delete_member(member)
             case act.CreateWorkload(workload=workload):
                 created = await self._client.create(WORKLOADS, deep_copy(workload))
                 self.workloads[name(created)] = created
@@ -115,6 +130,45 @@ class ActionApplier:
             resource_version=job_meta.get("resourceVersion"),
             subresource=subresource,
         )
+
+    async def _update_members(self, job: Obj) -> None:
+        """Write each member of the composed ``job`` that differs from what was read."""
+        assert self._composable is not None
+        for member in self._composable.members(job):
+            read = self._read.get(name(member))
+            if read is None:
+                continue
+            patch = merge_patch(read, member)
+            if patch:
+                await self._patch_member(name(member), patch, "")
+        self.job = deep_copy(job)
+
+    async def _patch_member(self, member: str, patch: Obj, subresource: str) -> None:
+        current = self.members[member]
+        # Lists are replaced whole: finalizers and conditions need the version they were read
+        # at. Other fields (gates, node selectors, labels) are kq's alone, and the scheduler
+        # keeps touching a gated pod's status, so those writes go without it, as upstream's.
+        locked = subresource or "finalizers" in (patch.get("metadata") or {})
+        self.members[member] = await self._client.merge_patch(
+            self._resource,
+            member,
+            dict(patch),
+            namespace=meta(current).get("namespace"),
+            resource_version=meta(current).get("resourceVersion") if locked else None,
+            subresource=subresource,
+        )
+
+    async def _delete_member(self, member: str) -> None:
+        ns = meta(self.members[member]).get("namespace")
+        try:
+            left = await self._client.delete(self._resource, member, ns)
+        except ApiError as exc:
+            if not exc.not_found:
+                raise
+            return
+        # Held by a finalizer, the object is still there: later writes need its new version.
+        if meta(left).get("name") == member:
+            self.members[member] = dict(left)
 
     def _workload(self, wl_name: str) -> dict[str, Any]:
         # ``decide`` only names Workloads it was given, so the name is always known here.

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kq.api.selectors import LabelSelector, parse_label_selector
-from kq.config import NAMESPACE_NAME_LABEL, KqConfig, default_namespace_selector
+from kq.config import NAMESPACE_NAME_LABEL, KqConfig, PodOptions, default_namespace_selector
 from kq.jobframework.constants import DEFAULT_LOCAL_QUEUE
 from kq.jobframework.interface import GenericJob
 from kq.jobframework.objects import Obj, controller_owner, labels, meta, name, namespace
@@ -29,6 +29,7 @@ class JobFrameworkOptions:
     managed_jobs_namespace_selector: Mapping[str, Any] = field(
         default_factory=lambda: default_namespace_selector("kueue-system")
     )
+    pod_options: PodOptions = field(default_factory=PodOptions)
     wait_for_pods_ready: bool = False
     events_namespace: str = "kueue-system"
     """Where events about cluster-scoped objects go (the controller's namespace)."""
@@ -40,6 +41,7 @@ class JobFrameworkOptions:
             frameworks=tuple(config.frameworks),
             manage_jobs_without_queue_name=config.manage_jobs_without_queue_name,
             managed_jobs_namespace_selector=config.jobs_namespace_selector,
+            pod_options=config.pod_options,
             wait_for_pods_ready=config.wait_for_pods_ready.enable,
             events_namespace=config.namespace,
         )
@@ -73,13 +75,17 @@ class FactSource:
         self._selector: LabelSelector | None = parse_label_selector(
             options.managed_jobs_namespace_selector
         )
+        pods = options.pod_options
+        # Unlike the namespace selector, an absent pod option selects everything.
+        self._pod_namespaces = parse_label_selector(pods.namespace_selector)
+        self._pods = parse_label_selector(pods.pod_selector)
 
     def facts(self, job: Obj) -> ClusterFacts:
         return ClusterFacts(
             flavors={name(f): f for f in self._caches.flavors.values()},
             priorities=self._priorities(),
             manage_jobs_without_queue_name=self._options.manage_jobs_without_queue_name,
-            namespace_managed=self.namespace_managed(namespace(job)),
+            namespace_managed=self.namespace_managed(namespace(job)) and self.pod_selected(job),
             wait_for_pods_ready=self._options.wait_for_pods_ready,
             ancestor_admitted=self.ancestor_admitted(job),
         )
@@ -91,6 +97,8 @@ class FactSource:
         return WebhookFacts(
             manage_jobs_without_queue_name=self._options.manage_jobs_without_queue_name,
             namespace_managed=self.namespace_managed(ns),
+            excluded=not self.pod_selected(job)
+            or (_is_pod(job) and not self.namespace_managed(ns)),
             default_local_queue_exists=f"{ns}/{DEFAULT_LOCAL_QUEUE}" in self._caches.local_queues,
             ancestor_managed=self.ancestor_admitted(job) is not None,
         )
@@ -104,11 +112,24 @@ class FactSource:
         """
         if self._selector is None:
             return False
+        return self._selector.matches(self._namespace_labels(ns))
+
+    def pod_selected(self, job: Obj) -> bool:
+        """Whether v1beta1's ``podOptions`` let kq manage ``job``; only pods are filtered."""
+        if not _is_pod(job):
+            return True
+        if self._pods is not None and not self._pods.matches(dict(labels(job))):
+            return False
+        if self._pod_namespaces is None:
+            return True
+        return self._pod_namespaces.matches(self._namespace_labels(namespace(job)))
+
+    def _namespace_labels(self, ns: str) -> dict[str, str]:
         obj = self._caches.namespaces.get(ns)
         ns_labels = dict(labels(obj)) if obj is not None else {}
         # The API server sets this label on every Namespace; the embedded one may not.
         ns_labels.setdefault(NAMESPACE_NAME_LABEL, ns)
-        return self._selector.matches(ns_labels)
+        return ns_labels
 
     def ancestor_admitted(self, job: Obj) -> bool | None:
         """Whether the Workload of the kq-managed job owning ``job`` is admitted.
@@ -143,3 +164,7 @@ class FactSource:
             pod_classes={name(c): int(c.get("value", 0)) for c in pod_classes},
             global_defaults=[name(c) for c in pod_classes if c.get("globalDefault")],
         )
+
+
+def _is_pod(obj: Obj) -> bool:
+    return (obj.get("apiVersion"), obj.get("kind")) == ("v1", "Pod")

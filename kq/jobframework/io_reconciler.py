@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import structlog
 
 from kq.api.priority import PRIORITY_CLASS_LABEL
+from kq.jobframework import io_composite
 from kq.jobframework.admission import FlavorNotFound
-from kq.jobframework.interface import GenericJob
+from kq.jobframework.interface import ComposableJob, GenericJob
 from kq.jobframework.io_apply import ActionApplier
 from kq.jobframework.io_facts import Caches, FactSource
 from kq.jobframework.objects import (
@@ -75,19 +76,19 @@ class JobReconciler:
         framework, ns, job_name = key.rsplit("/", 2)
         kind = self._kinds[framework]
         bound = log.bind(job=key)
-        job = kind.informer.store.get(f"{ns}/{job_name}")
+        job, workloads = self._load(kind, ns, job_name)
         if job is None:
-            workloads = self._orphans(kind, ns, job_name)
             actions = job_deleted(workloads)
         else:
-            workloads = _ordered(self._caches.workloads.by_index(OWNER_INDEX, uid(job)))
             try:
                 actions = decide(kind.integration, job, workloads, self._facts.facts(job))
             except FlavorNotFound as exc:
                 delay = self._retry(key, initial=0.5).next()
                 bound.info("waiting for ResourceFlavor", error=str(exc), retry_in=round(delay, 2))
                 return Result(requeue_after=delay)
-        applier = ActionApplier(self._client, self._recorder, kind.resource, job, workloads)
+        applier = ActionApplier(
+            self._client, self._recorder, kind.resource, job, workloads, kind.integration
+        )
         try:
             await applier.apply(actions)
         except ApiError as exc:
@@ -105,6 +106,23 @@ class JobReconciler:
     def _retry(self, key: str, *, initial: float) -> Backoff:
         return self._retries.setdefault(key, Backoff(initial=initial, cap=30.0))
 
+    def _load(self, kind: JobKind, ns: str, job_name: str) -> tuple[Obj | None, list[Obj]]:
+        """The job under the key and the Workloads it may control (of a gone job: its orphans)."""
+        integration = kind.integration
+        if isinstance(integration, ComposableJob):
+            loaded = io_composite.load(
+                integration, kind.informer.store, self._caches.workloads, ns, job_name
+            )
+            job, workloads = loaded.job, _ordered(loaded.workloads)
+        else:
+            job = kind.informer.store.get(f"{ns}/{job_name}")
+            workloads = []
+            if job is not None:
+                workloads = _ordered(self._caches.workloads.by_index(OWNER_INDEX, uid(job)))
+        if job is None and not workloads:
+            workloads = self._orphans(kind, ns, job_name)
+        return job, workloads
+
     def _orphans(self, kind: JobKind, ns: str, job_name: str) -> list[Obj]:
         """Workloads of a job that is gone: those whose controller owner names it."""
         gvk = kind.integration.GVK
@@ -117,7 +135,7 @@ class JobReconciler:
         ]
 
 
-def _ordered(workloads: list[dict[str, object]]) -> list[Obj]:
+def _ordered(workloads: Sequence[Obj]) -> list[Obj]:
     return sorted(workloads, key=lambda wl: (str(meta(wl).get("creationTimestamp", "")), name(wl)))
 
 
@@ -134,9 +152,16 @@ class Enqueuer:
 
     def job(self, kind: JobKind) -> Callable[[Change], None]:
         def handler(change: Change) -> None:
-            self._queue.add(kind.key(namespace(change.obj), name(change.obj)))
+            self._add_job(kind, change.obj)
 
         return handler
+
+    def _add_job(self, kind: JobKind, job: Obj) -> None:
+        integration = kind.integration
+        if isinstance(integration, ComposableJob):
+            self._queue.add(f"{kind.framework}/{io_composite.member_key(integration, job)}")
+        else:
+            self._queue.add(kind.key(namespace(job), name(job)))
 
     def workload(self, change: Change) -> None:
         self._owner_of(change.obj)
@@ -158,7 +183,7 @@ class Enqueuer:
         ns = name(change.obj)
         for kind in self._kinds.values():
             for job in kind.informer.store.by_index(NAMESPACE_INDEX, ns):
-                self._queue.add(kind.key(ns, name(job)))
+                self._add_job(kind, job)
 
     def workload_priority_class(self, change: Change) -> None:
         """Jobs naming a WorkloadPriorityClass wait for it to exist and follow its value."""
@@ -170,17 +195,25 @@ class Enqueuer:
         for kind in self._kinds.values():
             for job in kind.informer.store.values():
                 if labels(job).get(PRIORITY_CLASS_LABEL) == wpc:
-                    self._queue.add(kind.key(namespace(job), name(job)))
+                    self._add_job(kind, job)
 
     def _owner_of(self, workload: Obj) -> None:
         owner = controller_owner(workload)
         if owner is None:
+            self._group_of(workload)
             return
         kind = self._by_owner.get((str(owner.get("apiVersion")), str(owner.get("kind"))))
         if kind is not None:
             self._queue.add(kind.key(namespace(workload), str(owner.get("name", ""))))
 
+    def _group_of(self, workload: Obj) -> None:
+        """A pod group's Workload: its pods are owners, none of them its controller."""
+        group_key = io_composite.group_key_of_workload(workload)
+        kind = self._by_owner.get(("v1", "Pod"))
+        if group_key is not None and kind is not None:
+            self._queue.add(f"{kind.framework}/{group_key}")
+
     def everything(self) -> None:
         for kind in self._kinds.values():
             for job in kind.informer.store.values():
-                self._queue.add(kind.key(namespace(job), name(job)))
+                self._add_job(kind, job)

@@ -4,10 +4,17 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from kq.jobframework.actions import Action, Event, FinishWorkload, PatchJobStatus, update_job
+from kq.jobframework.actions import (
+    Action,
+    DeleteMember,
+    Event,
+    FinishWorkload,
+    PatchJobStatus,
+    update_job,
+)
 from kq.jobframework.admission import admitted_infos, original_infos
 from kq.jobframework.constants import FINISHED_FAILED_TO_START, REASON_STARTED, REASON_STOPPED
-from kq.jobframework.interface import GenericJob, Job, JobWithCustomStop
+from kq.jobframework.interface import ComposableJob, GenericJob, Job, JobWithCustomStop
 from kq.jobframework.objects import Obj, dig, name, namespace
 from kq.jobframework.podset import PodSetInfo, PodSetInfoError
 
@@ -18,6 +25,12 @@ MSG_NO_MATCHING_WORKLOAD = (
 )
 MSG_MISSING_WORKLOAD = "Missing Workload; unable to restore pod templates"
 _EVENT_MESSAGE_MAX = 1024
+
+# Why a job is stopped (upstream's StopReason): a composable job's members carry it.
+STOP_WORKLOAD_DELETED = "WorkloadDeleted"
+STOP_WORKLOAD_EVICTED = "WorkloadEvicted"
+STOP_NO_MATCHING_WORKLOAD = "NoMatchingWorkload"
+STOP_NOT_ADMITTED = "NotAdmitted"
 
 
 def start(
@@ -37,18 +50,31 @@ def start(
             )
         ]
     cluster_queue = dig(workload, "status", "admission", "clusterQueue")
-    return [
-        *update_job(job, started),
-        Event(REASON_STARTED, f"Admitted by clusterQueue {cluster_queue}"),
-    ]
+    message = f"Admitted by clusterQueue {cluster_queue}"
+    if isinstance(integration, ComposableJob):
+        # One Started event per member that this start changed (ungated), as upstream.
+        before = {name(m): m for m in integration.members(job)}
+        events: list[Action] = [
+            Event(REASON_STARTED, message, member=name(m))
+            for m in integration.members(started)
+            if before.get(name(m)) != m
+        ]
+        return [*update_job(job, started), *events]
+    return [*update_job(job, started), Event(REASON_STARTED, message)]
 
 
 def stop(
-    integration: GenericJob, job: Job, workload: Obj | None, message: str
+    integration: GenericJob,
+    job: Job,
+    workload: Obj | None,
+    message: str,
+    reason: str = STOP_NOT_ADMITTED,
 ) -> tuple[list[Action], Job]:
     """Suspend and restore the Workload's original templates; returns the job as written."""
     infos: Sequence[PodSetInfo] = original_infos(workload) if workload is not None else []
     event = Event(REASON_STOPPED, message[:_EVENT_MESSAGE_MAX])
+    if isinstance(integration, ComposableJob):
+        return _stop_members(integration, job, reason, message), job
     if isinstance(integration, JobWithCustomStop):
         was_running = not integration.is_suspended(job)
         actions: list[Action] = []
@@ -66,3 +92,17 @@ def stop(
     if infos:
         stopped = integration.restore_pod_sets_info(stopped, infos)
     return [*update_job(job, stopped), event], stopped
+
+
+def _stop_members(integration: ComposableJob, job: Job, reason: str, message: str) -> list[Action]:
+    """Each stopped member gets its status patch, its deletion and its own Stopped event."""
+    actions: list[Action] = []
+    for step in integration.stop_members(job, reason, message):
+        if step.status_patch is not None:
+            actions.append(PatchJobStatus(step.status_patch, member=step.member))
+        if step.delete:
+            actions += [
+                DeleteMember(step.member),
+                Event(REASON_STOPPED, message[:_EVENT_MESSAGE_MAX], member=step.member),
+            ]
+    return actions

@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from kq.jobframework.admission import FlavorNotFound, admitted_infos
-from kq.jobframework.interface import GenericJob, Job
+from kq.jobframework.interface import ComposableJob, GenericJob, Job
 from kq.jobframework.objects import Obj, controller_owner, dig, name, uid
 from kq.jobframework.podset import PodSetInfoError, merge_into_template
 from kq.jobframework.workload import (
@@ -26,6 +26,10 @@ from kq.jobframework.workload import (
 def equivalent(
     integration: GenericJob, job: Job, workload: Obj, flavors: Mapping[str, Obj]
 ) -> bool:
+    if isinstance(integration, ComposableJob):
+        matched = integration.matches(job, workload)
+        if matched is not None:
+            return matched
     owner = controller_owner(workload)
     if owner is None or owner.get("name") != name(job) or owner.get("uid") != uid(job):
         return False

@@ -30,13 +30,20 @@ from kq.jobframework.constants import (
     REASON_CREATED_WORKLOAD,
     REASON_DELETED_WORKLOAD,
     REASON_DEPRECATED_QUEUE_ANNOTATION,
+    REASON_ERR_WORKLOAD_COMPOSE,
     REASON_FINISHED_WORKLOAD,
     REASON_SUSPENDED,
     REASON_UPDATED_WORKLOAD,
     REQUEUE_ON_EVICTION,
     RESOURCE_IN_USE_FINALIZER,
 )
-from kq.jobframework.interface import GenericJob, Job, JobWithReclaimablePods, JobWithSkip
+from kq.jobframework.interface import (
+    ComposableJob,
+    GenericJob,
+    Job,
+    JobWithReclaimablePods,
+    JobWithSkip,
+)
 from kq.jobframework.matching import equivalent
 from kq.jobframework.objects import (
     Obj,
@@ -85,7 +92,7 @@ def decide(
     if isinstance(integration, JobWithSkip) and integration.skip(job):
         return []
     if is_deleting(job):
-        return job_deleted(workloads)
+        return [*job_deleted(workloads), *_finalize(integration, job)]
     # Upstream respects managedJobsNamespaceSelector for every job, queue name or not
     # (ManagedJobsNamespaceSelectorAlwaysRespected, GA and locked on since Kueue v0.19).
     if not facts.namespace_managed or not is_managed(
@@ -102,14 +109,20 @@ def decide(
     if workload is not None and is_finished(workload):
         # FinishedWorkload went out with the write that declared the Workload finished; upstream
         # repeats it here and relies on client-go's event correlator to fold the two.
+        actions += _finalize(integration, job)
         if RESOURCE_IN_USE_FINALIZER in (meta(workload).get("finalizers") or ()):
             actions.append(_remove_finalizer(workload))
         return actions
     if workload is not None and is_deleting(workload):
         stop_actions, job = lifecycle.stop(
-            integration, job, workload, lifecycle.MSG_WORKLOAD_DELETED
+            integration,
+            job,
+            workload,
+            lifecycle.MSG_WORKLOAD_DELETED,
+            lifecycle.STOP_WORKLOAD_DELETED,
         )
-        return [*actions, *stop_actions, _remove_finalizer(workload)]
+        finalized = _finalize(integration, job)
+        return [*actions, *stop_actions, *finalized, _remove_finalizer(workload)]
     finished = integration.finished(job)
     if finished is not None:
         if workload is not None:
@@ -122,6 +135,26 @@ def decide(
     if workload is None:
         return actions + _create_workload(integration, job, facts)
     return actions + _follow_workload(integration, job, workload, facts)
+
+
+def _finalize(integration: GenericJob, job: Job) -> list[Action]:
+    """A composable job's members lose their finalizers (upstream's ``JobWithFinalize``)."""
+    if not isinstance(integration, ComposableJob):
+        return []
+    return update_job(job, integration.finalize(job))
+
+
+def _owns(integration: GenericJob, job: Job, workload: Obj) -> bool:
+    if isinstance(integration, ComposableJob):
+        return integration.owns(job, workload)
+    return (controller_owner(workload) or {}).get("uid") == uid(job)
+
+
+def _owned_by_single_pod(workload: Obj) -> bool:
+    """Upstream's SkipReassignmentForPodOwnedWorkloads (on by default): a Workload owned by one
+    pod dies with it, so its eviction is not requeued."""
+    owners = list(meta(workload).get("ownerReferences") or ())
+    return [(o.get("apiVersion"), o.get("kind")) for o in owners] == [("v1", "Pod")]
 
 
 def job_deleted(workloads: Sequence[Obj]) -> list[Action]:
@@ -172,7 +205,7 @@ def _ensure_one_workload(
     integration: GenericJob, job: Job, workloads: Sequence[Obj], facts: ClusterFacts
 ) -> _Ensured:
     """Keep the one Workload that matches the job; delete, update or stop for the rest."""
-    owned = [wl for wl in workloads if (controller_owner(wl) or {}).get("uid") == uid(job)]
+    owned = [wl for wl in workloads if _owns(integration, job, wl)]
     match = next((wl for wl in owned if equivalent(integration, job, wl, facts.flavors)), None)
     to_delete = [wl for wl in owned if wl is not match]
     actions: list[Action] = []
@@ -186,7 +219,9 @@ def _ensure_one_workload(
             message = lifecycle.MSG_MISSING_WORKLOAD
         else:
             message = lifecycle.MSG_NO_MATCHING_WORKLOAD
-        actions, job = lifecycle.stop(integration, job, previous, message)
+        actions, job = lifecycle.stop(
+            integration, job, previous, message, lifecycle.STOP_NO_MATCHING_WORKLOAD
+        )
     if to_delete:
         # The deletions trigger the next reconcile, which sees the remaining Workload.
         return _Ensured([*actions, *_delete_workloads(to_delete)], job, None, True)
@@ -267,12 +302,18 @@ def _sync_priority(
 def _create_workload(integration: GenericJob, job: Job, facts: ClusterFacts) -> list[Action]:
     if integration.is_active(job):
         return []  # wait until the pods of a previous run are gone
+    if isinstance(integration, ComposableJob):
+        error = integration.compose_error(job)
+        if error is not None:
+            return [Event(REASON_ERR_WORKLOAD_COMPOSE, error, "Warning")]
     pod_sets = integration.pod_sets(job)
     priority = resolve_priority(integration, job, pod_sets, facts.priorities)
     if isinstance(priority, PriorityNotFound):
         return [Event(priority.reason, priority.message, "Warning")]
     queue = queue_name(job)
     workload = build_workload(integration, job, pod_sets, queue.name, priority)
+    if isinstance(integration, ComposableJob):
+        workload = integration.compose_workload(job, workload)
     actions: list[Action] = [
         CreateWorkload(workload),
         Event(REASON_CREATED_WORKLOAD, f"Created Workload: {key(workload)}"),
@@ -303,11 +344,11 @@ def _follow_workload(
     evicted = eviction(workload)
     if evicted is not None:
         reason, message = str(evicted.get("reason", "")), str(evicted.get("message", ""))
-        actions, stopped = lifecycle.stop(integration, job, workload, message)
+        stop_reason = f"{lifecycle.STOP_WORKLOAD_EVICTED}DueTo{reason}"
+        actions, stopped = lifecycle.stop(integration, job, workload, message, stop_reason)
         if has_quota_reservation(workload) and not integration.is_active(stopped):
-            actions.append(
-                ReleaseQuota(wl_ns, wl_name, reason in REQUEUE_ON_EVICTION, reason, message)
-            )
+            requeued = reason in REQUEUE_ON_EVICTION and not _owned_by_single_pod(workload)
+            actions.append(ReleaseQuota(wl_ns, wl_name, requeued, reason, message))
         return actions
     if integration.is_suspended(job):
         if is_admitted(workload):

@@ -38,6 +38,9 @@ class WebhookFacts:
     """Whether the job's namespace has a LocalQueue named ``default``."""
     ancestor_managed: bool = False
     """Whether a job kq manages controls this one (its Workload covers this job's pods)."""
+    excluded: bool = False
+    """Left alone whatever its labels say: a pod outside ``managedJobsNamespaceSelector`` or
+    the ``podOptions`` selectors, as upstream's pod webhook."""
 
 
 def default_on_create(
@@ -48,6 +51,7 @@ def default_on_create(
     namespace_managed: bool = True,
     default_local_queue_exists: bool = False,
     ancestor_managed: bool = False,
+    excluded: bool = False,
 ) -> dict[str, Any]:
     """The job as the mutating webhook leaves it: suspended when kq will manage it.
 
@@ -55,7 +59,7 @@ def default_on_create(
     naming no queue in a namespace with a LocalQueue ``default`` is put in that queue.
     """
     out = deep_copy(job)
-    if ancestor_managed:
+    if ancestor_managed or excluded:
         return out
     if default_local_queue_exists and namespace_managed and not queue_name(out).name:
         metadata = out.setdefault("metadata", {})

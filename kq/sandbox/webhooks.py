@@ -18,6 +18,8 @@ JOB_RESOURCES = (
     ("ray.io", "v1", "rayjobs"),
     ("kubeflow.org", "v2beta1", "mpijobs"),
 )
+POD_RESOURCES = (("", "v1", "pods"),)
+SYSTEM_NAMESPACES = ("kube-system", "kueue-system")
 CA_WAIT_S = 30.0
 
 
@@ -51,35 +53,62 @@ def _webhook(
     }
 
 
-def webhook_configurations(port: int) -> list[tuple[Resource, dict[str, Any]]]:
-    """The mutating and validating configurations, named as ``kq run`` publishes its CA."""
+def _pod_webhook(name: str, url: str, operations: list[str]) -> dict[str, Any]:
+    """Pods are gated by the same handlers as jobs, never in the system namespaces (upstream's
+    default), so a kq that is down cannot stop the control plane's own pods."""
+    hook = _webhook(name, url, operations, POD_RESOURCES)
+    hook["namespaceSelector"] = {
+        "matchExpressions": [
+            {
+                "key": "kubernetes.io/metadata.name",
+                "operator": "NotIn",
+                "values": list(SYSTEM_NAMESPACES),
+            }
+        ]
+    }
+    return hook
+
+
+def webhook_configurations(
+    port: int, *, pods: bool = False
+) -> list[tuple[Resource, dict[str, Any]]]:
+    """The mutating and validating configurations, named as ``kq run`` publishes its CA.
+
+    ``pods``: also route pods through kq, for the ``pod`` framework (every pod creation then
+    waits on kq, so only when that framework runs).
+    """
     base = f"https://127.0.0.1:{port}"
+    mutating_hooks = [
+        _webhook("mjobs.kueue.x-k8s.io", base + MUTATE_JOBS, ["CREATE"], JOB_RESOURCES)
+    ]
+    validating_hooks = [
+        _webhook("vjobs.kueue.x-k8s.io", base + VALIDATE_JOBS, ["CREATE", "UPDATE"], JOB_RESOURCES),
+        _webhook(
+            "vclusterqueue.kueue.x-k8s.io",
+            base + VALIDATE_KUEUE,
+            ["CREATE", "UPDATE"],
+            (
+                ("kueue.x-k8s.io", "v1beta1", "clusterqueues"),
+                ("kueue.x-k8s.io", "v1beta1", "cohorts"),
+            ),
+        ),
+    ]
+    if pods:
+        mutating_hooks.append(_pod_webhook("mpod.kueue.x-k8s.io", base + MUTATE_JOBS, ["CREATE"]))
+        validating_hooks.append(
+            _pod_webhook("vpod.kueue.x-k8s.io", base + VALIDATE_JOBS, ["CREATE", "UPDATE"])
+        )
     mutating = {
         "apiVersion": "admissionregistration.k8s.io/v1",
         "kind": "MutatingWebhookConfiguration",
         "metadata": {"name": "kueue-mutating-webhook-configuration"},
-        "webhooks": [
-            _webhook("mjobs.kueue.x-k8s.io", base + MUTATE_JOBS, ["CREATE"], JOB_RESOURCES)
-        ],
+        "webhooks": mutating_hooks,
     }
     validating = {
         "apiVersion": "admissionregistration.k8s.io/v1",
         "kind": "ValidatingWebhookConfiguration",
         "metadata": {"name": "kueue-validating-webhook-configuration"},
-        "webhooks": [
-            _webhook(
-                "vjobs.kueue.x-k8s.io", base + VALIDATE_JOBS, ["CREATE", "UPDATE"], JOB_RESOURCES
-            ),
-            _webhook(
-                "vclusterqueue.kueue.x-k8s.io",
-                base + VALIDATE_KUEUE,
-                ["CREATE", "UPDATE"],
-                (
-                    ("kueue.x-k8s.io", "v1beta1", "clusterqueues"),
-                    ("kueue.x-k8s.io", "v1beta1", "cohorts"),
-                ),
-            ),
-        ],
+        "webhooks": validating_hooks,
     }
     return [(MUTATING_WEBHOOKS, mutating), (VALIDATING_WEBHOOKS, validating)]
 

@@ -41,7 +41,7 @@ class JobWebhooks:
         if integration is None or request.get("operation") != "CREATE":
             return allowed(uid)
         job = request.get("object") or {}
-        facts = self._facts(str(request.get("namespace", "")), job)
+        facts = self._facts(str(request.get("namespace", "")), _typed(request, job))
         defaulted = default_on_create(
             integration,
             job,
@@ -49,6 +49,7 @@ class JobWebhooks:
             namespace_managed=facts.namespace_managed,
             default_local_queue_exists=facts.default_local_queue_exists,
             ancestor_managed=facts.ancestor_managed,
+            excluded=facts.excluded,
         )
         return patched(uid, diff(job, defaulted))
 
@@ -61,7 +62,7 @@ class JobWebhooks:
         if integration is None or operation not in ("CREATE", "UPDATE"):
             return allowed(uid)
         job = request.get("object") or {}
-        facts = self._facts(str(request.get("namespace", "")), job)
+        facts = self._facts(str(request.get("namespace", "")), _typed(request, job))
         manage = facts.manage_jobs_without_queue_name
         if operation == "CREATE":
             errors = validate_on_create(integration, job, manage_jobs_without_queue_name=manage)
@@ -78,3 +79,9 @@ class JobWebhooks:
         if errors:
             return denied(uid, format_errors(errors), warnings)
         return allowed(uid, warnings)
+
+
+def _typed(request: Mapping[str, Any], obj: Mapping[str, Any]) -> dict[str, Any]:
+    """``obj`` saying what it is, as the review's ``kind`` does (facts differ for pods)."""
+    api_version, kind = request_kind(dict(request))
+    return {**obj, "apiVersion": api_version, "kind": kind}

@@ -24,7 +24,7 @@ import pytest
 
 from kq.api.quantity import parse_quantity
 from kq.app import install_controllers
-from kq.config import KqConfig
+from kq.config import KqConfig, PodOptions
 from kq.runtime.certs import generate, service_dns_names
 from kq.runtime.client import KubeClient
 from kq.runtime.errors import ApiError
@@ -262,12 +262,18 @@ async def _webhooks_called(client: KubeClient, ns: str) -> None:
     await eventually(suspended, "the webhooks to be called", STARTUP_S)
 
 
-def _webhooks(port: int, ns: str, suffix: str, ca: bytes) -> list[tuple[Resource, dict[str, Any]]]:
-    """``kq dev``'s job webhooks, renamed for this test and limited to its namespace."""
+def _webhooks(
+    port: int, ns: str, suffix: str, ca: bytes, pods: bool
+) -> list[tuple[Resource, dict[str, Any]]]:
+    """``kq dev``'s job (and pod) webhooks, renamed for this test and limited to its namespace."""
     bundle = base64.b64encode(ca).decode()
     out = []
-    for resource, body in webhook_configurations(port):
-        hooks = [h for h in body["webhooks"] if h["name"].endswith("jobs.kueue.x-k8s.io")]
+    for resource, body in webhook_configurations(port, pods=pods):
+        hooks = [
+            h
+            for h in body["webhooks"]
+            if h["name"].endswith(("jobs.kueue.x-k8s.io", "pod.kueue.x-k8s.io"))
+        ]
         for hook in hooks:
             hook["clientConfig"]["caBundle"] = bundle
             hook["namespaceSelector"] = {"matchLabels": {NAME_LABEL: ns}}
@@ -278,8 +284,14 @@ def _webhooks(port: int, ns: str, suffix: str, ca: bytes) -> list[tuple[Resource
 
 @asynccontextmanager
 async def kq_stack(
-    cluster: Cluster, work: Path, *, manage_jobs_without_queue_name: bool = False
+    cluster: Cluster,
+    work: Path,
+    *,
+    manage_jobs_without_queue_name: bool = False,
+    frameworks: tuple[str, ...] = SANDBOX_FRAMEWORKS,
+    pod_options: PodOptions | None = None,
 ) -> AsyncIterator[Stack]:
+    """``frameworks`` with ``pod`` also routes the namespace's pods through kq's webhooks."""
     suffix = uuid.uuid4().hex[:6]
     ns = f"int-{suffix}"
     async with await KubeClient.connect(cluster.kubeconfig) as client:
@@ -306,7 +318,8 @@ async def kq_stack(
                 manager.informer(resource)
             config = KqConfig(
                 namespace=ns,
-                frameworks=SANDBOX_FRAMEWORKS,
+                frameworks=frameworks,
+                pod_options=pod_options or PodOptions(),
                 managed_jobs_namespace_selector={"matchLabels": {NAME_LABEL: ns}},
                 manage_jobs_without_queue_name=manage_jobs_without_queue_name,
             )
@@ -320,7 +333,8 @@ async def kq_stack(
                     await informer.wait_synced()
 
             await _started(controller, serving)
-            for resource, body in _webhooks(port, ns, suffix, (cert_dir / "ca.crt").read_bytes()):
+            ca = (cert_dir / "ca.crt").read_bytes()
+            for resource, body in _webhooks(port, ns, suffix, ca, "pod" in frameworks):
                 await client.create(resource, body)
                 registered.append((resource, body))
             await _webhooks_called(client, ns)

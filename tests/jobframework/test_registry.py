@@ -19,6 +19,7 @@ def test_builtins_are_found_through_entry_points(integrations: dict[str, Generic
         "batch/job",
         "jobset.x-k8s.io/jobset",
         "kubeflow.org/mpijob",
+        "pod",
         "ray.io/rayjob",
     ]
     assert all(isinstance(i, GenericJob) for i in integrations.values())
@@ -27,6 +28,7 @@ def test_builtins_are_found_through_entry_points(integrations: dict[str, Generic
         ("jobset.x-k8s.io/v1alpha2", "JobSet"),
         ("kubeflow.org/v2beta1", "MPIJob"),
         ("ray.io/v1", "RayJob"),
+        ("v1", "Pod"),
     }
 
 
@@ -37,6 +39,12 @@ def test_capabilities_of_the_builtins(integrations: dict[str, GenericJob]) -> No
     ]
     assert "JobWithPriorityClass" in capability_names(integrations["kubeflow.org/mpijob"])
     assert "JobWithCustomValidation" in capability_names(integrations["ray.io/rayjob"])
+    assert capability_names(integrations["pod"]) == [
+        "JobWithReclaimablePods",
+        "JobWithCustomValidation",
+        "JobWithSkip",
+        "ComposableJob",
+    ]
 
 
 def manager_with(*plugins: object) -> pluggy.PluginManager:

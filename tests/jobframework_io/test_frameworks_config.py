@@ -37,12 +37,12 @@ def _log_until(log: Path, words: str) -> str:
 def test_a_kueue_framework_kq_lacks_is_warned_about(cluster: Cluster, tmp_path: Path) -> None:
     ns = f"kq-system-{suffix()}"
     apply(cluster, tmp_path / "cache", namespace(ns))
-    extra = "integrations:\n  frameworks: [batch/job, pod]\n"
+    extra = "integrations:\n  frameworks: [batch/job, kubeflow.org/pytorchjob]\n"
     with kq_run(cluster, tmp_path / "run", ns, extra) as log:
         # One JSON object a line: kq run's log format, for the job framework's lines too.
         lines = [json.loads(line) for line in _log_until(log, "kq has no integration").splitlines()]
         lacking = [line["framework"] for line in lines if "kq has no integration" in line["event"]]
-        assert lacking == ["pod"]
+        assert lacking == ["kubeflow.org/pytorchjob"]
 
 
 def test_group_kind_concurrency_sizes_the_workers(cluster: Cluster, tmp_path: Path) -> None:
