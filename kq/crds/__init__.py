@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kq.crds import autoscaling, jobset, kubeflow, kueue, ray
+from kq.crds import autoscaling, jobset, kubeflow, kueue, lws, ray
 
 
 def crds_by_group() -> dict[str, list[dict[str, Any]]]:
@@ -15,6 +15,7 @@ def crds_by_group() -> dict[str, list[dict[str, Any]]]:
         ray.GROUP: ray.crds(),
         kubeflow.GROUP: kubeflow.crds(),
         autoscaling.GROUP: autoscaling.crds(),
+        lws.GROUP: lws.crds(),
     }
 
 

@@ -57,6 +57,7 @@ def test_builtin_crds_lists_every_kind_once_in_a_stable_order() -> None:
         "RayCluster",
         "MPIJob",
         "ProvisioningRequest",
+        "LeaderWorkerSet",
     }
     assert list(crds_by_group()) == [
         "kueue.x-k8s.io",
@@ -64,6 +65,7 @@ def test_builtin_crds_lists_every_kind_once_in_a_stable_order() -> None:
         "ray.io",
         "kubeflow.org",
         "autoscaling.x-k8s.io",
+        "leaderworkerset.x-k8s.io",
     ]
 
 

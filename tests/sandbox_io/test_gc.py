@@ -21,7 +21,7 @@ def _obj(kind: str, name: str, uid: str, owner: tuple[str, str] | None = None,
 def test_dependents_of_a_vanished_owner_are_orphans() -> None:
     orphan = _obj("Pod", "p", "u1", ("Job", "gone"))
     workload = _obj("Workload", "job-gone", "u4", ("Job", "gone"))  # Kueue leaves it to the GC
-    foreign = _obj("Pod", "q", "u2", ("ReplicaSet", "gone"))  # not a kind the driver watches
+    foreign = _obj("Pod", "q", "u2", ("DaemonSet", "gone"))  # not a kind the driver watches
     kept = _obj("Pod", "r", "u3", ("Job", "j"))
     deleting = _obj("Pod", "s", "u5", ("Job", "gone"), deletionTimestamp="2026-01-01T00:00:00Z")
     objects = [orphan, workload, foreign, kept, deleting, _obj("Job", "j", "j")]

@@ -34,6 +34,7 @@ from kq.sandbox.cluster import (
     kubelet,
     node_lifecycle,
     provisioning,
+    serving,
 )
 from kq.sandbox.cluster import rayjob_controller as rayjobs
 from kq.sandbox.cluster.actions import Action, Create, Delete, Event, Obj, Patch, Ref, meta
@@ -56,7 +57,7 @@ RAYJOBS = Resource("ray.io", "v1", "rayjobs", "RayJob", namespaced=True)
 RAYCLUSTERS = Resource("ray.io", "v1", "rayclusters", "RayCluster", namespaced=True)
 MPIJOBS = Resource("kubeflow.org", "v2beta1", "mpijobs", "MPIJob", namespaced=True)
 CONFIGMAPS = Resource("", "v1", "configmaps", "ConfigMap", namespaced=True)
-_OPTIONAL = (JOBSETS, RAYJOBS, RAYCLUSTERS, MPIJOBS)
+_OPTIONAL = (JOBSETS, RAYJOBS, RAYCLUSTERS, MPIJOBS, serving.LEADERWORKERSETS)
 """Kinds simulated when the server serves them (a bare kube-apiserver may lack the CRDs)."""
 _PROVISIONING_GROUP = "autoscaling.x-k8s.io"
 _OVERLAY_TTL = 30.0
@@ -104,7 +105,8 @@ class _Driver:
         self.clock = clock
         self.settings = settings
         self.run_seconds = profile.default_run_seconds
-        self.resources: dict[str, Resource] = {"Node": NODES, "Pod": PODS, "Job": JOBS}
+        self.resources: dict[str, Resource] = {"Node": NODES, "Pod": PODS, "Job": JOBS,
+                                               **serving.BUILTIN}  # fmt: skip
         self.informers: dict[str, Informer] = {}
         self.overlay: dict[tuple[str, str], _Written] = {}
         self.api_time = ApiTime(clock)
@@ -364,6 +366,8 @@ class _Driver:
                 self.view("Pod"), self.profile, now(),
             ))  # fmt: skip
         await self._run(schedule(self.view("Pod"), self.view("Node"), now()), per_object=True)
+        for actions in serving.before_kubelet(self.view):
+            await self._run(actions)
         await self._run(
             kubelet.reconcile_pods(self.view("Pod"), self.view("Node"), now(), self.run_seconds),
             per_object=True,
@@ -385,6 +389,8 @@ class _Driver:
         configs = self.view("ConfigMap")
         for mpijob in self.view("MPIJob"):
             await self._run(reconcile_mpijob(mpijob, self.view("Job"), pods, configs, now()))
+        for actions in serving.passes(self.view, now()):
+            await self._run(actions)
         if self.settings.collect_garbage:
             await self._collect_garbage()
 
@@ -414,6 +420,7 @@ class _Driver:
             eviction.next_eviction(self.view("Pod"), self.view("Node")),
             *(job_controller.deadline(job) for job in self.view("Job")),
             *(rayjobs.shutdown_at(rayjob) for rayjob in self.view("RayJob")),
+            serving.next_wakeup(self.view),
         ]
         if "ProvisioningRequest" in self.informers:
             moments.append(provisioning.next_wakeup(self.view("ProvisioningRequest"), since))
@@ -496,10 +503,12 @@ async def run_simulated_cluster(
 ) -> None:
     """Simulate ``profile``'s cluster behind the API server ``client`` talks to, until cancelled.
 
-    Registers the profile's missing Nodes, watches Nodes, Pods, Jobs and, when served, JobSets,
-    RayJobs, RayClusters, MPIJobs (with ConfigMaps) and ProvisioningRequests (with PodTemplates),
-    and plays scheduler, kubelet, node lifecycle, taint manager, Job, JobSet, RayJob,
-    RayCluster, MPIJob and autoscaler controllers on ``clock``'s time, and the garbage collector
+    Registers the profile's missing Nodes, watches Nodes, Pods, Jobs, Deployments, ReplicaSets,
+    StatefulSets and, when served, JobSets, RayJobs, RayClusters, MPIJobs (with ConfigMaps),
+    LeaderWorkerSets and ProvisioningRequests (with PodTemplates), and plays scheduler, kubelet,
+    node lifecycle, taint manager, Job, JobSet, RayJob, RayCluster, MPIJob, Deployment,
+    ReplicaSet, StatefulSet, LeaderWorkerSet and autoscaler controllers on ``clock``'s time, and
+    the garbage collector
     if ``settings`` ask for it. ``ready`` is set once the
     caches are synced and the nodes exist. API errors never end it: failed actions are retried on a
     later pass. Node failures are injected with :func:`set_failure`.

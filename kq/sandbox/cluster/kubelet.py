@@ -24,6 +24,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from kq.api.podrequests import pod_requests
+from kq.sandbox.cluster import readiness
 from kq.sandbox.cluster.actions import Action, Delete, Event, Obj, Patch, Ref, meta
 from kq.sandbox.cluster.clock import parse_rfc3339, rfc3339
 from kq.sandbox.cluster.podinfo import (
@@ -177,6 +178,8 @@ def _start(pod: Obj, node: Mapping[str, Any] | None, now: datetime) -> list[Acti
         "containerStatuses": statuses,
         "qosClass": _qos(pod),
     }
+    if readiness.delay(pod) > 0:
+        readiness.not_ready_yet(status)
     return [Patch(ref, {"status": status}, "status"), *events]
 
 
@@ -292,13 +295,19 @@ def reconcile_pods(
 
 def _ready_again(pod: Obj, node: Mapping[str, Any], now: datetime) -> list[Action]:
     """A node back from a failure: its kubelet reports the running pod Ready again (the node
-    lifecycle controller had marked it not ready)."""
+    lifecycle controller had marked it not ready); or a serving pod passes its readiness check."""
     ready = condition(pod, "Ready")
     if ready_status(node) != "True" or ready is None or ready.get("status") != "False":
         return []
-    conditions = [c if c["type"] != "Ready" else _cond("Ready", "True", rfc3339(now))
-                  for c in (pod.get("status") or {}).get("conditions") or ()]  # fmt: skip
-    return [Patch(Ref.of(pod), {"status": {"conditions": conditions}}, "status")]
+    if not readiness.due(pod, now):
+        return []
+    status = pod.get("status") or {}
+    conditions = [_cond(c["type"], "True", rfc3339(now))
+                  if c["type"] in ("Ready", "ContainersReady") and c.get("status") != "True"
+                  else c for c in status.get("conditions") or ()]  # fmt: skip
+    containers = [{**c, "ready": True} for c in status.get("containerStatuses") or ()]
+    patch = {"conditions": conditions, "containerStatuses": containers or None}
+    return [Patch(Ref.of(pod), {"status": patch}, "status")]
 
 
 def _run(pod: Obj, now: datetime, default_run_seconds: float) -> list[Action]:
@@ -316,6 +325,8 @@ def next_wakeup(
     pods: Sequence[Obj], default_run_seconds: float = DEFAULT_RUN_SECONDS
 ) -> datetime | None:
     """When the earliest running pod finishes: the driver's next reason to reconcile."""
-    live = (p for p in pods if not meta(p).get("deletionTimestamp"))
-    deadlines = (_deadline(p, default_run_seconds) for p in live)
+    live = [p for p in pods if not meta(p).get("deletionTimestamp")]
+    deadlines = [_deadline(p, default_run_seconds) for p in live]
+    unready = (p for p in live if phase(p) == "Running" and ready_status(p) != "True")
+    deadlines += [readiness.ready_at(p) for p in unready]
     return min((d for d in deadlines if d is not None), default=None)

@@ -1,0 +1,330 @@
+"""LeaderWorkerSet (leaderworkerset.x-k8s.io/v1) controller, as the LWS operator runs it.
+
+Per set: the leader StatefulSet (``lws_objects``) with ``spec.replicas`` groups; per leader pod,
+once it exists (``startupPolicy: LeaderCreated``) or is ready (``LeaderReady``), a worker
+StatefulSet of ``size - 1`` pods that the leader pod owns, so deleting a leader removes its
+group. Under ``RecreateGroupOnPodRestart`` (the default) a pod of the group that restarted a
+container or is being deleted makes the controller delete the leader (foreground), which
+recreates the whole group; ``RecreateGroupAfterStart`` does so only once no pod of the group is
+pending. A template change gives a new ``template-revision-hash``; the leader StatefulSet's
+rolling update then replaces the groups, ``maxUnavailable + maxSurge`` at a time.
+
+Status as upstream: ``replicas`` (leader pods), ``readyReplicas`` (groups whose leader is ready
+and whose worker StatefulSet is fully available), ``updatedReplicas``, ``hpaPodSelector``,
+``observedGeneration``, and the mutually exclusive Available / Progressing (/ UpdateInProgress)
+conditions with an event on each change.
+
+Simplifications: no ControllerRevisions, no headless Service, no surge groups and no partition
+(the rollout covers every group), no exclusive-placement affinities, no sub-groups.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from kq.sandbox.cluster.actions import (
+    Action,
+    Create,
+    Delete,
+    Event,
+    Obj,
+    Patch,
+    Ref,
+    meta,
+    owned_by,
+)
+from kq.sandbox.cluster.apps import InvalidSpec, int_field, merge_diff, running_ready, scaled
+from kq.sandbox.cluster.clock import rfc3339
+from kq.sandbox.cluster.lws_objects import (
+    GROUP_INDEX,
+    LEADER_NAME,
+    REVISION_KEY,
+    SET_NAME,
+    WORKER_INDEX,
+    leader_statefulset,
+    revision_key,
+    worker_statefulset,
+)
+from kq.sandbox.cluster.podinfo import annotations_of, labels_of, phase
+
+SOURCE = "leaderworkerset"
+_RESTART_POLICIES = ("Default", "None", "RecreateGroupOnPodRestart", "RecreateGroupAfterStart")
+_EXCLUSIVE = {"Available": ("Progressing", "UpdateInProgress"), "Progressing": ("Available",),
+              "UpdateInProgress": ("Available",)}  # fmt: skip
+_CONDITIONS = {
+    "Available": ("AllGroupsReady", "All replicas are ready"),
+    "Progressing": ("GroupsProgressing", "Replicas are progressing"),
+    "UpdateInProgress": ("GroupsUpdating", "Rolling Upgrade is in progress"),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class _Settings:
+    replicas: int
+    size: int
+    restart: str
+    leader_ready: bool
+    surge: int
+    unavailable: int
+
+
+@dataclass(frozen=True, slots=True)
+class _Scope:
+    pods: list[Obj]
+    leader_set: Obj | None
+    sets: dict[str, Obj]
+    """Worker StatefulSets by name, those a live pod of the set owns."""
+    leaders: list[Obj]
+
+
+def _settings(lws: Obj) -> _Settings:
+    spec = lws.get("spec") or {}
+    replicas = int_field(spec, "replicas", 1)
+    template = spec.get("leaderWorkerTemplate") or {}
+    if not isinstance(template.get("workerTemplate"), Mapping):
+        raise InvalidSpec("spec.leaderWorkerTemplate.workerTemplate: Required value")
+    size = int_field(template, "size", 1)
+    if size < 1:
+        raise InvalidSpec("spec.leaderWorkerTemplate.size: must be at least 1")
+    restart = str(template.get("restartPolicy") or "RecreateGroupOnPodRestart")
+    if restart not in _RESTART_POLICIES:
+        raise InvalidSpec(
+            f'spec.leaderWorkerTemplate.restartPolicy: Unsupported value: "{restart}"'
+        )
+    startup = str(spec.get("startupPolicy") or "LeaderCreated")
+    if startup not in ("LeaderCreated", "LeaderReady"):
+        raise InvalidSpec(f'spec.startupPolicy: Unsupported value: "{startup}"')
+    rolling = (spec.get("rolloutStrategy") or {}).get("rollingUpdateConfiguration") or {}
+    surge = min(scaled(rolling.get("maxSurge"), replicas, round_up=True, default=0), replicas)
+    unavailable = scaled(rolling.get("maxUnavailable"), replicas, round_up=False, default=1)
+    return _Settings(replicas, size, restart, startup == "LeaderReady", surge, unavailable)
+
+
+def _sync_leader_set(lws: Obj, s: _Settings, leader_set: Obj | None, key: str) -> list[Action]:
+    want = leader_statefulset(lws, s.replicas, s.surge, s.unavailable, key)
+    ref = Ref.of(lws)
+    if leader_set is None:
+        message = f"Created leader statefulset {meta(lws)['name']}"
+        return [Create(want), Event(ref, "GroupsProgressing", message, source=SOURCE)]
+    have_key = labels_of(leader_set).get(REVISION_KEY)
+    have_replicas = (leader_set.get("spec") or {}).get("replicas")
+    if have_key == key and have_replicas == s.replicas:
+        return []  # compare only what we own: the server defaults the rest of the template
+    have_spec = leader_set.get("spec") or {}
+    current = {"metadata": {k: meta(leader_set).get(k) or {} for k in ("labels", "annotations")},
+               "spec": {k: have_spec.get(k) for k in want["spec"]}}  # fmt: skip
+    wanted = {"metadata": {k: want["metadata"][k] for k in ("labels", "annotations")},
+              "spec": want["spec"]}  # fmt: skip
+    patch = merge_diff(current, wanted)
+    patch.get("spec", {}).pop("selector", None)  # immutable, and never ours to change
+    actions: list[Action] = [Patch(Ref.of(leader_set), patch)] if patch else []
+    if have_key != key:
+        message = f"Creating revision with key {key} for updated LWS"
+        actions.append(Event(ref, "CreatingRevision", message, source=SOURCE))
+    return actions
+
+
+def _owner_uid(obj: Mapping[str, Any]) -> str:
+    refs = [r for r in meta(obj).get("ownerReferences") or () if r.get("controller")]
+    return str(refs[0].get("uid", "")) if refs else ""
+
+
+def _workers(
+    lws: Obj, s: _Settings, leaders: Sequence[Obj], sets: Mapping[str, Obj]
+) -> list[Action]:
+    """Create the worker StatefulSet of each leader pod that needs one."""
+    actions: list[Action] = []
+    if s.size == 1:
+        return actions
+    for leader in leaders:
+        name = str(meta(leader)["name"])
+        if meta(leader).get("deletionTimestamp") or name in sets:
+            continue  # an old leader's set still there waits for the garbage collector
+        if s.leader_ready and not running_ready(leader):
+            continue
+        message = f"Created worker statefulset for leader pod {name}"
+        actions += [Create(worker_statefulset(lws, leader)),
+                    Event(Ref.of(lws), "GroupsProgressing", message, source=SOURCE)]  # fmt: skip
+    return actions
+
+
+def _restarted(pod: Mapping[str, Any]) -> bool:
+    status = pod.get("status") or {}
+    every = [*(status.get("initContainerStatuses") or ()), *(status.get("containerStatuses") or ())]
+    return phase(pod) in ("Pending", "Running") and any(
+        int(c.get("restartCount") or 0) for c in every
+    )
+
+
+def _recreate_groups(
+    lws: Obj, s: _Settings, pods: Sequence[Obj], sets: Mapping[str, Obj]
+) -> list[Action]:
+    """Delete the leader of every group one of whose pods restarted or is being deleted."""
+    if s.restart not in ("RecreateGroupOnPodRestart", "RecreateGroupAfterStart"):
+        return []
+    by_name = {str(meta(p)["name"]): p for p in pods}
+    doomed: dict[str, tuple[Obj, Obj]] = {}
+    for pod in pods:
+        if not (_restarted(pod) or meta(pod).get("deletionTimestamp")):
+            continue
+        leader = _leader_of(pod, by_name, sets)
+        if leader is None or meta(leader).get("deletionTimestamp"):
+            continue
+        group = [
+            p for p in pods if labels_of(p).get(GROUP_INDEX) == labels_of(leader).get(GROUP_INDEX)
+        ]
+        pending = len(group) != s.size or any(phase(p) == "Pending" for p in group)
+        if s.restart == "RecreateGroupAfterStart" and pending:
+            continue
+        doomed.setdefault(str(meta(leader)["name"]), (leader, pod))
+    actions: list[Action] = []
+    for leader, cause in doomed.values():
+        index = labels_of(leader).get(GROUP_INDEX, "")
+        message = (f"Worker pod {meta(cause)['name']} failed, deleted leader pod "
+                   f"{meta(leader)['name']} to recreate group {index}")  # fmt: skip
+        actions += [Delete(Ref.of(leader), "Foreground"),
+                    Event(Ref.of(lws), "RecreateGroup", message, source=SOURCE)]  # fmt: skip
+    return actions
+
+
+def _leader_of(pod: Obj, by_name: Mapping[str, Obj], sets: Mapping[str, Obj]) -> Obj | None:
+    """The leader of the group ``pod`` belongs to (itself for a leader), if still its group."""
+    if labels_of(pod).get(WORKER_INDEX) == "0":
+        return pod
+    name = annotations_of(pod).get(LEADER_NAME) or str(meta(pod)["name"]).rpartition("-")[0]
+    leader = by_name.get(name)
+    if leader is None or labels_of(leader).get(REVISION_KEY) != labels_of(pod).get(REVISION_KEY):
+        return None
+    owner_set = sets.get(name)
+    if owner_set is None or _owner_uid(pod) != meta(owner_set).get("uid"):
+        return None
+    return leader if _owner_uid(owner_set) == meta(leader).get("uid") else None
+
+
+def _scope(lws: Obj, statefulsets: Sequence[Obj], pods: Sequence[Obj]) -> _Scope:
+    m = meta(lws)
+    name, ns = str(m["name"]), m.get("namespace")
+    mine = [
+        p for p in pods if labels_of(p).get(SET_NAME) == name and meta(p).get("namespace") == ns
+    ]
+    in_ns = [x for x in statefulsets if meta(x).get("namespace") == ns]
+    leader_set = next(
+        (x for x in in_ns if meta(x)["name"] == name and owned_by(x, str(m["uid"]))), None
+    )
+    leader_uids = {str(meta(p).get("uid")) for p in mine}
+    sets = {str(meta(x)["name"]): x for x in in_ns if _owner_uid(x) in leader_uids}
+    leaders = sorted((p for p in mine if labels_of(p).get(WORKER_INDEX) == "0"),
+                     key=lambda p: str(meta(p)["name"]))  # fmt: skip
+    return _Scope(mine, leader_set, sets, leaders)
+
+
+def restart_groups(lws: Obj, statefulsets: Sequence[Obj], pods: Sequence[Obj]) -> list[Action]:
+    """The restart policy alone: the driver runs it before the kubelet, which removes a deleted
+    pod at once, where the operator would see it terminating for its grace period."""
+    if meta(lws).get("deletionTimestamp"):
+        return []
+    try:
+        s = _settings(lws)
+    except InvalidSpec:
+        return []  # reported by reconcile_lws
+    scope = _scope(lws, statefulsets, pods)
+    return _recreate_groups(lws, s, scope.pods, scope.sets)
+
+
+def reconcile_lws(
+    lws: Obj, statefulsets: Sequence[Obj], pods: Sequence[Obj], now: datetime
+) -> list[Action]:
+    """One level-triggered pass over a LeaderWorkerSet, its StatefulSets and its pods."""
+    if meta(lws).get("deletionTimestamp"):
+        return []
+    try:
+        s = _settings(lws)
+    except InvalidSpec as exc:
+        return [Event(Ref.of(lws), "InvalidSpec", str(exc), "Warning", SOURCE)]
+    scope = _scope(lws, statefulsets, pods)
+    key = revision_key(lws)
+    actions = _sync_leader_set(lws, s, scope.leader_set, key)
+    actions += _recreate_groups(lws, s, scope.pods, scope.sets)
+    actions += _workers(lws, s, scope.leaders, scope.sets)
+    return _status(lws, s, scope.leader_set, scope.leaders, scope.sets, key, now) + actions
+
+
+def _group_state(
+    leader: Obj, s: _Settings, sets: Mapping[str, Obj], key: str
+) -> tuple[bool, bool] | None:
+    """Whether the group is ready and runs the current revision (``None``: no workers yet)."""
+    workers = sets.get(str(meta(leader)["name"]))
+    if workers is None or _owner_uid(workers) != meta(leader).get("uid"):
+        if s.size > 1:
+            return None
+        return running_ready(leader), labels_of(leader).get(REVISION_KEY) == key
+    st = workers.get("status") or {}
+    set_ready = int((workers.get("spec") or {}).get("replicas") or 0) == int(
+        st.get("availableReplicas") or 0
+    ) and st.get("currentRevision") == st.get("updateRevision")
+    updated = labels_of(leader).get(REVISION_KEY) == key == labels_of(workers).get(REVISION_KEY)
+    return set_ready and running_ready(leader), updated
+
+
+def _status(
+    lws: Obj, s: _Settings, leader_set: Obj | None, leaders: Sequence[Obj],
+    sets: Mapping[str, Obj], key: str, now: datetime,
+) -> list[Action]:  # fmt: skip
+    found = [_group_state(p, s, sets, key) for p in leaders if not meta(p).get("deletionTimestamp")]
+    states = [state for state in found if state is not None]
+    ready = sum(1 for r, _ in states if r)
+    updated = sum(1 for _, u in states if u)
+    if updated < len(states):
+        wanted = ["UpdateInProgress", "Progressing"]
+    elif ready == s.replicas and updated >= s.replicas:
+        wanted = ["Available"]
+    else:
+        wanted = ["Progressing"]
+    name = str(meta(lws)["name"])
+    status: Obj = {
+        "replicas": int(((leader_set or {}).get("status") or {}).get("replicas") or 0),
+        "readyReplicas": ready,
+        "updatedReplicas": updated,
+        "hpaPodSelector": f"{SET_NAME}={name},{WORKER_INDEX}=0",
+        "observedGeneration": meta(lws).get("generation"),
+    }
+    old = lws.get("status") or {}
+    conditions, changed = _set_conditions(old.get("conditions") or [], wanted, lws, now)
+    actions: list[Action] = []
+    if changed:
+        status["conditions"] = conditions
+        reason, message = _CONDITIONS[wanted[0]]
+        actions.append(Event(Ref.of(lws), reason, f"{message}, with {ready} groups ready of total "
+                             f"{s.replicas} groups", source=SOURCE))  # fmt: skip
+    patch = {
+        k: v
+        for k, v in status.items()
+        if old.get(k) != v and not (v in (None, 0) and not old.get(k))
+    }
+    return ([Patch(Ref.of(lws), {"status": patch}, "status")] if patch else []) + actions
+
+
+def _set_conditions(
+    old: Sequence[Obj], wanted: Sequence[str], lws: Obj, now: datetime
+) -> tuple[list[Obj], bool]:
+    """Set each wanted condition True; the ones exclusive with it turn False."""
+    generation = meta(lws).get("generation")
+    stamp = rfc3339(now)
+    conditions = [dict(c) for c in old]
+    for type_ in wanted:
+        reason, message = _CONDITIONS[type_]
+        new = {"type": type_, "status": "True", "lastTransitionTime": stamp,
+               "observedGeneration": generation, "reason": reason, "message": message}  # fmt: skip
+        for i, cond in enumerate(conditions):
+            if cond.get("type") == type_ and cond.get("status") != "True":
+                conditions[i] = new
+            elif cond.get("type") in _EXCLUSIVE[type_] and cond.get("status") == "True":
+                cond.update(status="False", lastTransitionTime=stamp, observedGeneration=generation)
+        if not any(c.get("type") == type_ for c in conditions):
+            conditions.append(new)
+    for cond in conditions:
+        cond["observedGeneration"] = generation
+    return conditions, conditions != list(old)

@@ -1,0 +1,164 @@
+"""What the LeaderWorkerSet operator writes: its StatefulSets, and its pod webhook's defaults.
+
+Names, labels and annotations are upstream's (kubernetes-sigs/lws): the leader StatefulSet is
+``<lws>`` (pods ``<lws>-<group>``), each leader pod owns a worker StatefulSet named after it
+(pods ``<lws>-<group>-<worker>``, ordinals from 1). Every pod carries
+``leaderworkerset.sigs.k8s.io/name``, ``group-index``, ``worker-index`` (0 for the leader),
+``group-key`` (SHA-1 of ``<namespace>/<leader pod>``) and ``template-revision-hash`` labels and
+the ``size`` annotation; workers also ``leader-name``. The operator's mutating pod webhook adds
+the per-pod labels and the ``LWS_*`` environment; the sandbox has no such webhook, so the
+StatefulSet controller applies :func:`default_pod` to the pods it creates.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+from collections.abc import Mapping
+from typing import Any
+
+from kq.sandbox.cluster.actions import Obj, controller_ref, meta
+from kq.sandbox.cluster.apps import template_hash
+from kq.sandbox.cluster.podinfo import annotations_of, labels_of
+
+PREFIX = "leaderworkerset.sigs.k8s.io/"
+SET_NAME = PREFIX + "name"
+GROUP_INDEX = PREFIX + "group-index"
+WORKER_INDEX = PREFIX + "worker-index"
+GROUP_KEY = PREFIX + "group-key"
+SIZE = PREFIX + "size"
+REPLICAS = PREFIX + "replicas"
+LEADER_NAME = PREFIX + "leader-name"
+REVISION_KEY = PREFIX + "template-revision-hash"
+EXCLUSIVE = PREFIX + "exclusive-topology"
+_LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
+
+
+def group_key(namespace: str, leader: str) -> str:
+    return hashlib.sha1(f"{namespace}/{leader}".encode()).hexdigest()
+
+
+def revision_key(lws: Mapping[str, Any]) -> str:
+    """The template revision: a hash of what a group is built from."""
+    spec = lws.get("spec") or {}
+    return template_hash(
+        {"template": spec.get("leaderWorkerTemplate") or {}, "network": spec.get("networkConfig")}
+    )
+
+
+def size_of(lws: Mapping[str, Any]) -> int:
+    return int(((lws.get("spec") or {}).get("leaderWorkerTemplate") or {}).get("size") or 1)
+
+
+def _notes(lws: Mapping[str, Any]) -> dict[str, str]:
+    notes = dict(meta(lws).get("annotations") or {})
+    notes.pop(_LAST_APPLIED, None)
+    return notes
+
+
+def _pod_notes(lws: Mapping[str, Any], tmeta: Mapping[str, Any]) -> dict[str, str]:
+    notes = {**(tmeta.get("annotations") or {}), SIZE: str(size_of(lws))}
+    exclusive = (meta(lws).get("annotations") or {}).get(EXCLUSIVE)
+    if exclusive:
+        notes[EXCLUSIVE] = exclusive
+    return notes
+
+
+def leader_statefulset(lws: Obj, replicas: int, surge: int, unavailable: int, key: str) -> Obj:
+    """The leader StatefulSet: one leader pod per group, all created in parallel."""
+    m = meta(lws)
+    name = str(m["name"])
+    template_spec = (lws.get("spec") or {}).get("leaderWorkerTemplate") or {}
+    template = copy.deepcopy(template_spec.get("leaderTemplate") or template_spec["workerTemplate"])
+    tmeta = template.setdefault("metadata", {})
+    tmeta["labels"] = {**(tmeta.get("labels") or {}), WORKER_INDEX: "0", SET_NAME: name,
+                       REVISION_KEY: key}  # fmt: skip
+    tmeta["annotations"] = _pod_notes(lws, tmeta)
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "StatefulSet",
+        "metadata": {
+            "name": name,
+            "namespace": m.get("namespace", "default"),
+            "labels": {**(m.get("labels") or {}), SET_NAME: name, REVISION_KEY: key},
+            "annotations": {**_notes(lws), REPLICAS: str(replicas)},
+            "ownerReferences": [controller_ref(lws)],
+        },
+        "spec": {
+            "serviceName": name,
+            "replicas": replicas,
+            "podManagementPolicy": "Parallel",
+            "template": template,
+            "updateStrategy": {
+                "type": "RollingUpdate",
+                "rollingUpdate": {"maxUnavailable": max(unavailable + surge, 1), "partition": 0},
+            },
+            "selector": {"matchLabels": {SET_NAME: name, WORKER_INDEX: "0"}},
+        },
+    }
+
+
+def worker_statefulset(lws: Obj, leader: Obj) -> Obj:
+    """The worker StatefulSet of one group, owned by its leader pod."""
+    m, lm = meta(lws), meta(leader)
+    keys = {
+        GROUP_INDEX: labels_of(leader).get(GROUP_INDEX, ""),
+        SET_NAME: str(m["name"]),
+        GROUP_KEY: labels_of(leader).get(GROUP_KEY, ""),
+    }
+    template_spec = (lws.get("spec") or {}).get("leaderWorkerTemplate") or {}
+    template = copy.deepcopy(template_spec.get("workerTemplate") or {})
+    tmeta = template.setdefault("metadata", {})
+    labels = {**keys, REVISION_KEY: labels_of(leader).get(REVISION_KEY, "")}
+    tmeta["labels"] = {**(tmeta.get("labels") or {}), **labels}
+    tmeta["annotations"] = {**_pod_notes(lws, tmeta), LEADER_NAME: str(lm["name"])}
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "StatefulSet",
+        "metadata": {
+            "name": str(lm["name"]),
+            "namespace": m.get("namespace", "default"),
+            "labels": {**(m.get("labels") or {}), **labels},
+            "annotations": _notes(lws),
+            "ownerReferences": [controller_ref(leader)],
+        },
+        "spec": {
+            "serviceName": str(m["name"]),
+            "replicas": size_of(lws) - 1,
+            "podManagementPolicy": "Parallel",
+            "ordinals": {"start": 1},
+            "template": template,
+            "selector": {"matchLabels": keys},
+        },
+    }
+
+
+def default_pod(pod: Obj) -> None:
+    """The LWS pod webhook, on a pod being created: group labels and the LWS_* variables.
+
+    Pods without the set-name label are not LeaderWorkerSet pods and stay as they are.
+    """
+    labels = pod["metadata"].setdefault("labels", {})
+    if SET_NAME not in labels:
+        return
+    name = str(pod["metadata"]["name"])
+    index = name.rpartition("-")[2]
+    if labels.get(WORKER_INDEX) == "0":
+        labels.setdefault(GROUP_INDEX, index)
+        labels.setdefault(GROUP_KEY, group_key(str(pod["metadata"].get("namespace", "")), name))
+    else:
+        labels[WORKER_INDEX] = index
+    spec = pod.setdefault("spec", {})
+    leader = f"{labels[SET_NAME]}-{labels.get(GROUP_INDEX, '')}"
+    env = [
+        {"name": "LWS_LEADER_ADDRESS",
+         "value": f"{leader}.{spec.get('subdomain', '')}.{pod['metadata'].get('namespace', '')}"},
+        {"name": "LWS_GROUP_SIZE", "value": annotations_of(pod).get(SIZE, "1")},
+        {"name": "LWS_WORKER_INDEX", "value": labels[WORKER_INDEX]},
+    ]  # fmt: skip
+    for container in [*(spec.get("initContainers") or []), *(spec.get("containers") or [])]:
+        have = {e.get("name") for e in container.get("env") or ()}
+        container["env"] = [
+            *(container.get("env") or []),
+            *(e for e in env if e["name"] not in have),
+        ]
