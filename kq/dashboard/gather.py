@@ -27,12 +27,35 @@ from kq.visibility.summary import GROUP
 VISIBILITY = f"/apis/{GROUP}/v1beta1"
 READ_TIMEOUT_S = 5.0
 """Per read: the client retries 503s and 5xx, and a page must not hang on them."""
+FRESH_S = 1.0
+"""How long one read serves every page that asks (the pages poll every 3 s)."""
 PENDING_SHOWN = 50
 """Pending workloads read per ClusterQueue (the visibility API's ``limit``)."""
 
 
-async def gather(client: KubeClient, selected: str | None = None) -> View:
-    """Everything on the page; ``selected`` (``namespace/name``) also gets its explanation."""
+class Reader:
+    """What every request reads, shared: one read at a time, reused for ``FRESH_S``, so
+    several open pages cost the API server one set of reads."""
+
+    def __init__(self, client: KubeClient) -> None:
+        self._client = client
+        self._lock = asyncio.Lock()
+        self._last: tuple[float, Lists, dict[str, list[Pending]]] | None = None
+
+    async def view(self, selected: str | None = None) -> View:
+        """Everything on the page; ``selected`` (``namespace/name``) also gets its
+        explanation, read afresh."""
+        async with self._lock:
+            if self._last is None or time.monotonic() - self._last[0] > FRESH_S:
+                self._last = (time.monotonic(), *await _read(self._client))
+            _, lists, pending = self._last
+        view = build_view(lists, pending, time.time())
+        if selected:
+            view.explanation = await explanation(self._client, selected)
+        return view
+
+
+async def _read(client: KubeClient) -> tuple[Lists, dict[str, list[Pending]]]:
     lists = await read_lists(client)
     names = [str((cq.get("metadata") or {}).get("name", "")) for cq in lists.cluster_queues]
     answers = await asyncio.gather(*(_pending(client, name) for name in names))
@@ -42,10 +65,7 @@ async def gather(client: KubeClient, selected: str | None = None) -> View:
             lists.problems.append(answer)
         else:
             pending[name] = answer
-    view = build_view(lists, pending, time.time())
-    if selected:
-        view.explanation = await explanation(client, selected)
-    return view
+    return lists, pending
 
 
 async def read_lists(client: KubeClient) -> Lists:
@@ -70,9 +90,11 @@ _FIELDS = {
 
 
 async def _items(client: KubeClient, resource: Resource) -> list[dict[str, object]] | str:
+    # Only Workloads' Events make the timeline; the server filters the rest out.
+    query = (("fieldSelector", "involvedObject.kind=Workload"),) if resource is EVENTS else ()
     try:
         async with asyncio.timeout(READ_TIMEOUT_S):
-            answer = await client.list(resource)
+            answer = await client.list(resource, query=query)
     except ApiError as exc:
         return f"cannot list {resource.plural}: {exc}"
     except TimeoutError:

@@ -16,7 +16,7 @@ from aiohttp import web
 
 from kq import jsoncodec
 from kq.dashboard import render
-from kq.dashboard.gather import gather
+from kq.dashboard.gather import Reader
 from kq.runtime.client import KubeClient
 
 log = structlog.get_logger("kq.dashboard")
@@ -32,21 +32,23 @@ def parse_address(text: str) -> tuple[str, int]:
 
 
 def build_app(client: KubeClient) -> web.Application:
+    reader = Reader(client)
+
     def selected(request: web.Request) -> str | None:
         return request.query.get("workload") or None
 
     async def page(request: web.Request) -> web.Response:
-        view = await gather(client, selected(request))
+        view = await reader.view(selected(request))
         return web.Response(text=render.page(view, selected(request)),
                             content_type="text/html", headers=HEADERS)  # fmt: skip
 
     async def fragment(request: web.Request) -> web.Response:
-        view = await gather(client, selected(request))
+        view = await reader.view(selected(request))
         return web.Response(text=render.fragment(view, selected(request)),
                             content_type="text/html", headers=HEADERS)  # fmt: skip
 
     async def state(request: web.Request) -> web.Response:
-        view = await gather(client, selected(request))
+        view = await reader.view(selected(request))
         body: Any = dataclasses.asdict(view)
         return web.Response(body=jsoncodec.dumps(body), content_type="application/json",
                             headers=HEADERS)  # fmt: skip

@@ -3,6 +3,7 @@ one queue borrows what the other lends, then reclaims it by preemption."""
 
 from __future__ import annotations
 
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -103,3 +104,28 @@ def test_a_bad_dashboard_address_is_refused() -> None:
     )  # fmt: skip
     assert done.returncode == 2
     assert "--dashboard-address: '8080' is not HOST:PORT" in done.stderr
+
+
+def test_kq_dev_refuses_a_bad_dashboard_port() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "kq", "dev", "--dashboard-port", "70000"],
+        capture_output=True, text=True, timeout=60, check=False, cwd=REPO,
+    )  # fmt: skip
+    assert done.returncode == 2
+    assert "--dashboard-port must be from 0 to 65535" in done.stderr
+
+
+def test_kq_dev_stops_when_the_dashboard_port_is_taken(tmp_path: Path) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        done = subprocess.run(
+            [sys.executable, "-m", "kq", "dev", "--data-dir", str(tmp_path / "dev"),
+             "--no-controller", "--dashboard-port", str(port)],
+            capture_output=True, text=True, timeout=120, check=False, cwd=REPO,
+        )  # fmt: skip
+    assert done.returncode == 1
+    assert "kq dev: dashboard: " in done.stderr
+    assert "address already in use" in done.stderr
+    assert "kq dev ready" not in done.stdout
