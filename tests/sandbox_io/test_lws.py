@@ -130,3 +130,28 @@ async def test_a_deleted_worker_recreates_its_group(client: KubeClient, cluster:
         assert any(e["reason"] == "RecreateGroup" and e["message"] ==
                    "Worker pod infer-0-1 failed, deleted leader pod infer-0 to recreate group 0"
                    for e in events)  # fmt: skip
+
+
+async def test_a_template_change_replaces_every_group(client: KubeClient, cluster: Cluster) -> None:
+    async with simulated(client, cluster.backend) as ns:
+        await client.create(LEADERWORKERSETS, _lws("chat", ns, 2, 2))
+        await _available(client, "chat", ns, 2)
+        before = {p["metadata"]["name"]: p["metadata"]["labels"][LWS + "template-revision-hash"]
+                  for p in live(await pods(client, ns))}  # fmt: skip
+        assert len(set(before.values())) == 1
+        patch = {"spec": {"leaderWorkerTemplate": {"workerTemplate": {
+            "metadata": {"labels": {"app": "chat", "model": "v2"}}}}}}  # fmt: skip
+        await client.merge_patch(LEADERWORKERSETS, "chat", patch, namespace=ns)
+
+        async def replaced() -> bool:
+            found = live(await pods(client, ns))
+            keys = {p["metadata"]["labels"][LWS + "template-revision-hash"] for p in found}
+            return (len(found) == 4 and not keys & set(before.values())
+                    and all(p["metadata"]["labels"].get("model") == "v2" for p in found)
+                    and all(ready(p) for p in found))  # fmt: skip
+
+        await wait_for(replaced, "every group on the new template")
+        lws = await _available(client, "chat", ns, 2)
+        assert condition(lws, "UpdateInProgress")["status"] == "False"
+        events = {e["reason"] for e in (await client.list(EVENTS, namespace=ns))["items"]}
+        assert {"CreatingRevision", "GroupsProgressing", "AllGroupsReady"} <= events

@@ -122,3 +122,24 @@ async def test_ordered_ready_waits_for_each_pod_to_be_ready(
         await scale(client, STATEFULSETS, "zk", ns, 1)
         await _status(client, "zk", ns, 1)
         assert await _names(client, ns, "zk", ready_only=False) == ["zk-0"]
+
+
+async def test_a_template_change_rolls_from_the_highest_ordinal(
+    client: KubeClient, cluster: Cluster
+) -> None:
+    async with simulated(client, cluster.backend) as ns:
+        await client.create(STATEFULSETS, _statefulset("kv", ns, 3, "OrderedReady"))
+        old = (await _status(client, "kv", ns, 3))["status"]["updateRevision"]
+        patch = {"spec": {"template": {"metadata": {"labels": {"app": "kv", "v": "2"}}}}}
+        await client.merge_patch(STATEFULSETS, "kv", patch, namespace=ns)
+        sts = await _status(client, "kv", ns, 3)
+        new = sts["status"]["updateRevision"]
+        assert new != old
+        assert sts["status"]["currentRevision"] == new
+        found = live(await pods(client, ns, "app=kv"))
+        assert {p["metadata"]["labels"]["controller-revision-hash"] for p in found} == {new}
+        assert all(p["metadata"]["labels"]["v"] == "2" for p in found)
+        events = sorted((await client.list(EVENTS, namespace=ns))["items"],
+                        key=lambda e: int(e["metadata"]["resourceVersion"]))  # fmt: skip
+        deletes = [e["message"] for e in events if e["reason"] == "SuccessfulDelete"]
+        assert deletes == [f"delete Pod kv-{i} in StatefulSet kv successful" for i in (2, 1, 0)]
