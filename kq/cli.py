@@ -11,6 +11,7 @@ from pathlib import Path
 from kq import __version__
 from kq.app import run_command
 from kq.config import ConfigError, KqConfig, load_config
+from kq.observability.logs import add_log_level_option
 from kq.plugins import build_plugin_manager, plugin_names
 
 Command = Callable[[argparse.Namespace], int]
@@ -86,6 +87,7 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     )
     run.add_argument("--config", type=Path, help="kq configuration file (YAML)")
     run.add_argument("--kubeconfig", type=Path, help="kubeconfig to use instead of in-cluster")
+    add_log_level_option(run)
     run.add_argument(
         "--dashboard-address", default="", metavar="HOST:PORT",
         help="serve the read-only web dashboard there (off unless given)",

@@ -222,17 +222,24 @@ class DecisionWriter:
         waited = now - cached.info.queue_time if cached is not None else 0.0
         cohorts = metrics.cohorts_above(self._feed, cq)
         metrics.quota_reserved(patched, cq, waited, not decision.admission_checks, cohorts)
+        trace_id = self._trace_id(key)
         self._writer.event(
             patched,
             "QuotaReserved",
             f"Quota reserved in ClusterQueue {cq}, wait time since queued was {waited:.0f}s",
+            trace_id=trace_id,
         )
         if not decision.admission_checks:
             self._writer.event(
                 patched,
                 "Admitted",
                 f"Admitted by ClusterQueue {cq}, wait time since reservation was 0s",
+                trace_id=trace_id,
             )
+
+    def _trace_id(self, key: str) -> str:
+        decided = self._feed.scheduler.last.get(key)
+        return "" if decided is None else decided.trace_id
 
     async def _explain(self, key: str, reason: str, message: str) -> None:
         """``QuotaReserved=False`` and a Warning event, only when the words change; skipped
@@ -255,7 +262,7 @@ class DecisionWriter:
             if self._pending_written.get(key) == words:
                 del self._pending_written[key]
             return
-        self._writer.event(patched, "Pending", message, warning=True)
+        self._writer.event(patched, "Pending", message, warning=True, trace_id=self._trace_id(key))
 
     async def _evict(self, key: str, victim: Victim, preempting_queue: str) -> None:
         obj = self._object(key)

@@ -19,6 +19,8 @@ log = structlog.get_logger("kq.controllers.writer")
 # Events waiting for the server before new ones are dropped, as client-go's broadcaster
 # drops when its 1000-deep queue is full: under a client limiter they must not pile up.
 MAX_QUEUED_EVENTS = 1000
+TRACE_ID = "kq.dev/trace-id"
+"""Annotation on a decision's Events: the trace id of the cycle that decided."""
 
 Object = dict[str, Any]
 
@@ -63,8 +65,11 @@ class WorkloadWriter:
             log.info("workload status not written", workload=meta["name"], error=str(exc))
             return None
 
-    def event(self, obj: Object, reason: str, message: str, warning: bool = False) -> None:
-        """Posted in the background: an Event must not hold up the next admission."""
+    def event(
+        self, obj: Object, reason: str, message: str, warning: bool = False, trace_id: str = ""
+    ) -> None:
+        """Posted in the background: an Event must not hold up the next admission.
+        ``trace_id``: the deciding cycle's trace, annotated on the Event (``TRACE_ID``)."""
         if not self._is_leader():
             return
         if len(self._events) >= MAX_QUEUED_EVENTS:
@@ -72,7 +77,8 @@ class WorkloadWriter:
             log.debug("event dropped, queue full", reason=reason, workload=obj["metadata"]["name"])
             return
         kind = WARNING if warning else NORMAL
-        task = asyncio.create_task(self._recorder.record(obj, kind, reason, message))
+        annotations = {TRACE_ID: trace_id} if trace_id else None
+        task = asyncio.create_task(self._recorder.record(obj, kind, reason, message, annotations))
         self._events.add(task)
         task.add_done_callback(self._events.discard)
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from kq.kubectl_kq.output import dump
 from kq.kubectl_kq.table import age, human_duration, parse_time, render
 from kq.runtime.client import KubeClient
 from kq.runtime.resources import CLUSTER_QUEUES, LOCAL_QUEUES, RESOURCE_FLAVORS
@@ -42,6 +43,8 @@ async def list_cluster_queues(client: KubeClient, args: argparse.Namespace) -> s
     items = (await client.list(CLUSTER_QUEUES, query=query(args)))["items"]
     if args.active is not None:
         items = [cq for cq in items if _true(cq, "Active") == args.active]
+    if args.output:
+        return dump(items, args.output)
     rows = [
         (
             cq["metadata"]["name"],
@@ -68,6 +71,8 @@ async def list_local_queues(client: KubeClient, args: argparse.Namespace) -> str
     items = (await client.list(LOCAL_QUEUES, namespace=ns, query=query(args)))["items"]
     if args.clusterqueue:
         items = [lq for lq in items if lq["spec"].get("clusterQueue") == args.clusterqueue]
+    if args.output:
+        return dump(items, args.output)
     rows = [
         (
             lq["metadata"]["namespace"],
@@ -85,6 +90,8 @@ async def list_local_queues(client: KubeClient, args: argparse.Namespace) -> str
 
 async def list_resource_flavors(client: KubeClient, args: argparse.Namespace) -> str:
     items = (await client.list(RESOURCE_FLAVORS, query=query(args)))["items"]
+    if args.output:
+        return dump(items, args.output)
     rows = []
     for rf in items:
         labels = (rf.get("spec") or {}).get("nodeLabels") or {}

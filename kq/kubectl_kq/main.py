@@ -22,6 +22,8 @@ from kq.kubectl_kq.listing import (
     list_local_queues,
     list_resource_flavors,
 )
+from kq.kubectl_kq.output import FORMATS
+from kq.kubectl_kq.pods import list_pods
 from kq.kubectl_kq.workloads import list_workloads
 from kq.runtime.client import KubeClient
 from kq.runtime.errors import ApiError
@@ -74,6 +76,15 @@ def _list_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-
         if kind == "workload":
             parser.add_argument("-q", "--localqueue", default="")
             parser.add_argument("--status", action="append", type=_status)
+    pods: argparse.ArgumentParser = kinds.add_parser("pods", aliases=("po",))
+    pods.set_defaults(kind="pods", run=list_pods)
+    _connection(pods)
+    pods.add_argument("--for", dest="for_object", required=True, metavar="TYPE[.API-GROUP]/NAME")
+    pods.add_argument("-l", "--selector")
+    pods.add_argument("--field-selector")
+    pods.add_argument("--no-headers", action="store_true")
+    for parser in (*(kinds.choices[k] for k in LISTS), pods):
+        parser.add_argument("-o", "--output", choices=FORMATS, default="")
 
 
 def _bool(text: str) -> bool:

@@ -16,6 +16,7 @@ from kq.kubectl_kq.listing import (
     status,
     wanted,
 )
+from kq.kubectl_kq.output import dump
 from kq.kubectl_kq.table import age
 from kq.runtime.client import KubeClient
 from kq.runtime.errors import ApiError
@@ -112,7 +113,7 @@ async def list_workloads(client: KubeClient, args: argparse.Namespace) -> str:
     items = (await client.list(WORKLOADS, namespace=ns, query=query(args)))["items"]
     lookups = Lookups(client)
     now = time.time()
-    rows = []
+    rows, kept = [], []
     for wl in items:
         if not wanted(wl, args.status or []):
             continue
@@ -120,6 +121,9 @@ async def list_workloads(client: KubeClient, args: argparse.Namespace) -> str:
         if args.clusterqueue and cq != args.clusterqueue:
             continue
         if args.localqueue and wl["spec"].get("queueName") != args.localqueue:
+            continue
+        kept.append(wl)
+        if args.output:
             continue
         owners = wl["metadata"].get("ownerReferences") or []
         types = sorted({t for t in [await lookups.job_type(o) for o in owners] if t})
@@ -137,4 +141,6 @@ async def list_workloads(client: KubeClient, args: argparse.Namespace) -> str:
                 age(wl["metadata"].get("creationTimestamp"), now),
             )
         )
+    if args.output:
+        return dump(kept, args.output)
     return namespaced(args, HEADERS, rows)

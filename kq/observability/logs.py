@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import logging
 import sys
 from collections.abc import MutableMapping
@@ -62,3 +63,16 @@ def configure_logging(
     root.handlers[:] = [handler]
     # aiohttp and kubernetes_asyncio are chatty below WARNING and say nothing kq's logs don't.
     root.setLevel(max(numeric, logging.WARNING))
+
+
+LOG_LEVELS = ("debug", "info", "warning", "error")
+
+
+def add_log_level_option(parser: argparse.ArgumentParser) -> None:
+    """``--log-level``: at ``debug``, one line per scheduling decision besides the rest."""
+    parser.add_argument(
+        "--log-level",
+        choices=LOG_LEVELS,
+        default="info",
+        help="lowest level logged (debug adds one line per scheduling decision)",
+    )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import time
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
@@ -52,7 +53,15 @@ class EventRecorder:
         self._component = component
         self._namespace = namespace
 
-    async def record(self, obj: dict[str, Any], event_type: str, reason: str, message: str) -> None:
+    async def record(
+        self,
+        obj: dict[str, Any],
+        event_type: str,
+        reason: str,
+        message: str,
+        annotations: Mapping[str, str] | None = None,
+    ) -> None:
+        """``annotations``: on the Event itself (kq puts a decision's trace id there)."""
         meta = obj.get("metadata", {})
         # Cluster-scoped objects' events go to the controller's own namespace, as upstream.
         namespace = meta.get("namespace") or self._namespace
@@ -81,6 +90,8 @@ class EventRecorder:
             "lastTimestamp": now,
             "count": 1,
         }
+        if annotations:
+            event["metadata"]["annotations"] = dict(annotations)
         try:
             await self._client.create(EVENTS, event)
         except ApiError as exc:

@@ -189,7 +189,7 @@ async def _lead(config: KqConfig, manager: Manager) -> None:
 def main(args: argparse.Namespace, setup: Setup | None = None) -> int:
     """``kq run``: validate the configuration first, so a bad file fails before any I/O."""
     config = load_config(args.config)
-    configure_logging()
+    configure_logging(getattr(args, "log_level", "info"))
     provider = configure_tracing()
     try:
         return asyncio.run(run(config, args.kubeconfig, setup))

@@ -23,7 +23,8 @@ from pathlib import Path
 from kq.app import install_controllers
 from kq.config import Health, KqConfig, VisibilityServer, Webhook
 from kq.dashboard.server import Dashboard
-from kq.observability.logs import configure_logging
+from kq.observability.logs import add_log_level_option, configure_logging
+from kq.observability.tracing import TracingConfigError, configure_tracing
 from kq.runtime import process
 from kq.runtime.client import KubeClient
 from kq.runtime.errors import ApiError
@@ -60,6 +61,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--speed", type=float, default=1.0, help="time acceleration factor")
     parser.add_argument("--fresh", action="store_true", help="discard state from earlier runs")
     parser.add_argument("--no-controller", action="store_true", help="do not start kq itself")
+    add_log_level_option(parser)
     parser.add_argument("--dashboard-port", type=int, default=0,
                         help="the web dashboard's loopback port (0: any free port)")  # fmt: skip
     parser.add_argument("--no-dashboard", action="store_true", help="do not serve the dashboard")
@@ -131,8 +133,20 @@ def run(args: argparse.Namespace) -> int:
         args.kubeconfig = args.kubeconfig.resolve()  # printed in the ready line for others
     if args.fresh and args.data_dir.exists():
         shutil.rmtree(args.data_dir)
-    configure_logging()  # logs go to stderr: stdout is the ready line and the instructions
-    return asyncio.run(_serve(args, profile))
+    # Logs go to stderr: stdout is the ready line and the instructions.
+    configure_logging(args.log_level)
+    try:
+        # Spans are kept where a user looks (explain, the dashboard), and exported to a
+        # collector when OTEL_EXPORTER_OTLP_ENDPOINT names one.
+        provider = configure_tracing(keep_recent=True)
+    except TracingConfigError as exc:
+        print(f"kq dev: {exc}", file=sys.stderr)
+        return 2
+    try:
+        return asyncio.run(_serve(args, profile))
+    finally:
+        if provider is not None:
+            provider.shutdown()
 
 
 def run_failure(args: argparse.Namespace) -> int:

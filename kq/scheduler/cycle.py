@@ -70,6 +70,8 @@ class CycleResult:
     and metrics count."""
     assignments: Mapping[str, Assignment] = field(default_factory=dict)
     """The flavor assignment each nominated head was decided on (what its span records)."""
+    trace_id: str = ""
+    """The cycle span's trace id (hex) when spans are recorded: the decisions' trace."""
 
 
 class _Oracle:
@@ -354,4 +356,5 @@ def schedule(
             admitted,
             {d.key: d for d in decisions},
             assignments={e.info.key: e.assignment for e in entries},
+            trace_id=format(cycle_span.get_span_context().trace_id, "032x") if recording else "",
         )

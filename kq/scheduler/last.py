@@ -6,9 +6,13 @@ from __future__ import annotations
 from collections import OrderedDict
 from dataclasses import dataclass
 
+import structlog
+
 from kq.scheduler.assignment import Assignment
 from kq.scheduler.cycle import CycleResult
 from kq.scheduler.decisions import Decision
+
+log = structlog.get_logger("kq.scheduler.decisions")
 
 KEPT = 200_000
 """Bound on the workloads remembered; the oldest decision goes first."""
@@ -20,6 +24,8 @@ class Decided:
     assignment: Assignment | None
     """``None`` when the head did not get as far as flavor assignment."""
     at: float
+    trace_id: str = ""
+    """The trace of the cycle that decided (empty when spans are not recorded)."""
 
 
 class LastDecisions:
@@ -30,8 +36,16 @@ class LastDecisions:
         by_key, assignments = self._by_key, result.assignments
         for decision in result.decisions:
             key = decision.key
-            by_key[key] = Decided(decision, assignments.get(key), now)
+            by_key[key] = Decided(decision, assignments.get(key), now, result.trace_id)
             by_key.move_to_end(key)
+            log.debug(
+                "decision",
+                workload=key,
+                result=type(decision).__name__,
+                reason=getattr(decision, "reason", ""),
+                message=getattr(decision, "message", ""),
+                trace_id=result.trace_id,
+            )
         while len(by_key) > KEPT:
             by_key.popitem(last=False)
 

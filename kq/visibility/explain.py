@@ -36,11 +36,16 @@ def explain(scheduler: Scheduler, raw: Mapping[str, Any], now: float) -> Object:
         lines += _position(scheduler, workload)
     if decided is not None:
         lines += _decision(scheduler, workload, decided, now)
+        if decided.trace_id:
+            lines.append(f"Decision trace: {decided.trace_id} (its kq.admission.decision span)")
     elif state == "Pending":
         lines.append("No scheduling decision recorded here yet (it has not been tried by this "
                      "replica, or another replica leads).")  # fmt: skip
     lines += _checks(raw)
-    return _document(raw, state, lines)
+    document = _document(raw, state, lines)
+    if decided is not None and decided.trace_id:
+        document["traceId"] = decided.trace_id
+    return document
 
 
 def _document(raw: Mapping[str, Any], state: str, lines: list[str]) -> Object:

@@ -7,7 +7,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,15 +21,23 @@ READY_TIMEOUT_S = 60.0
 
 
 @contextmanager
-def kq_dev(work: Path, profile: str, speed: float, *, server: Path | None = None) -> Iterator[Path]:
+def kq_dev(
+    work: Path,
+    profile: str,
+    speed: float,
+    *,
+    server: Path | None = None,
+    extra: Sequence[str] = (),
+) -> Iterator[Path]:
     """``kq dev --profile PROFILE`` on a fresh ``work/dev``, or with ``--kubeconfig server``,
-    until the block ends; yields its kubeconfig. Its log is ``work/kq-dev.log``."""
+    until the block ends; yields its kubeconfig. Its log is ``work/kq-dev.log``. ``extra``:
+    more ``kq dev`` options."""
     log_path = work / "kq-dev.log"
     where = ["--fresh"] if server is None else ["--kubeconfig", str(server)]
     with log_path.open("w") as log:
         process = subprocess.Popen(
             [sys.executable, "-m", "kq", "dev", "--data-dir", str(work / "dev"), *where,
-             "--profile", profile, "--speed", str(speed)],
+             "--profile", profile, "--speed", str(speed), *extra],
             stdout=subprocess.PIPE, stderr=log, text=True, cwd=REPO,
         )  # fmt: skip
     try:
@@ -41,16 +49,18 @@ def kq_dev(work: Path, profile: str, speed: float, *, server: Path | None = None
 
 
 @contextmanager
-def kq_dev_on(cluster: Cluster, work: Path, profile: str, speed: float) -> Iterator[Path]:
+def kq_dev_on(
+    cluster: Cluster, work: Path, profile: str, speed: float, extra: Sequence[str] = ()
+) -> Iterator[Path]:
     """``kq dev`` on the test's backend: its own embedded server, or ``--kubeconfig`` on the
     shared real one, which it leaves as it found it (``traces.no_trace``)."""
     if cluster.backend != "real":
-        with kq_dev(work, profile, speed) as kubeconfig:
+        with kq_dev(work, profile, speed, extra=extra) as kubeconfig:
             yield kubeconfig
         return
     with (
         no_trace(cluster, work / "cleanup-cache"),
-        kq_dev(work, profile, speed, server=cluster.kubeconfig) as kubeconfig,
+        kq_dev(work, profile, speed, server=cluster.kubeconfig, extra=extra) as kubeconfig,
     ):
         yield kubeconfig
 

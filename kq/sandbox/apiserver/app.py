@@ -13,57 +13,35 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
-import yaml
 from aiohttp import web
 
 from kq import jsoncodec
 from kq.sandbox.apiserver import (
     aggregation,
+    arguments,
     discovery,
     errors,
     limits,
-    protobuf,
-    protobuf_auth,
     reviews,
     subresources,
 )
 from kq.sandbox.apiserver.access import Gate
 from kq.sandbox.apiserver.api import APPLY, PATCH_TYPES, Api, Ctx
+from kq.sandbox.apiserver.arguments import Target
 from kq.sandbox.apiserver.authn import ADMIN, Authenticator, Signer
 from kq.sandbox.apiserver.errors import ApiError
 from kq.sandbox.apiserver.faults import Faults
-from kq.sandbox.apiserver.fields import field_map, supported
 from kq.sandbox.apiserver.rbac import Authorizer, User
 from kq.sandbox.apiserver.registry import Registry, ResourceType
-from kq.sandbox.apiserver.selectors import (
-    SelectorError,
-    parse_field_selector,
-    parse_label_selector,
-)
-from kq.sandbox.apiserver.store import Change, Obj, Store
+from kq.sandbox.apiserver.store import Obj, Store
 from kq.sandbox.apiserver.stream import EncodingCache, WatchStream
 from kq.sandbox.apiserver.tables import table
 from kq.sandbox.apiserver.watch import Filter, Hub
 
 log = logging.getLogger(__name__)
 
-_TRUE = frozenset({"1", "t", "T", "TRUE", "true", "True"})
-_FALSE = frozenset({"0", "f", "F", "FALSE", "false", "False"})
 _JSON = "application/json"
 OPENAPI_V2_PROTOBUF = "application/com.github.proto-openapi.spec.v2.v1.0+protobuf"
-_VALIDATION = {"Strict", "Warn", "Ignore"}
-USER = "kq.user"  # the request's authenticated User, set by the middleware
-
-
-def parse_bool(value: str | None, name: str) -> bool:
-    """Go's ``strconv.ParseBool``; clients such as kubernetes_asyncio send ``True``."""
-    if value is None or value == "":
-        return False
-    if value in _TRUE:
-        return True
-    if value in _FALSE:
-        return False
-    raise errors.bad_request(f'invalid boolean value for {name}: "{value}"')
 
 
 def _dump(obj: Any) -> bytes:
@@ -81,16 +59,6 @@ def respond_json(body: bytes, status: int = 200, warnings: list[str] | None = No
         escaped = warning.replace("\\", "\\\\").replace('"', '\\"')
         response.headers.add("Warning", f'299 - "{escaped}"')
     return response
-
-
-@dataclass(frozen=True)
-class Target:
-    """A parsed resource URL."""
-
-    rt: ResourceType
-    namespace: str | None
-    name: str | None
-    sub: str
 
 
 @dataclass
@@ -136,8 +104,8 @@ class Server:
                 user = gate.user(request.method, request.path, request.query, request.headers)
             except ApiError as exc:
                 return respond(exc.status(), exc.code)
-            request[USER] = user
-            watch = request.query.get("watch", "") in _TRUE
+            request[arguments.USER] = user
+            watch = request.query.get("watch", "") in arguments.TRUE
             if self.faults.applies(request.path, watch):
                 if self.faults.delay:
                     await asyncio.sleep(self.faults.delay)
@@ -201,9 +169,9 @@ class Server:
             raise errors.method_not_allowed(
                 "the server does not allow this method on the requested resource"
             )
-        body = await self._body(request)
+        body = await arguments.read_body(request)
         if review is not None:
-            user: User = request.get(USER, ADMIN)
+            user: User = request.get(arguments.USER, ADMIN)
             return respond(self.reviews.answer(review[1], review[2], body, user), 201)
         assert token is not None
         return respond(self.reviews.token(token[0], token[1], body), 201)
@@ -327,70 +295,6 @@ class Server:
             return None
         return Target(rt, namespace, name, sub)
 
-    def _filter(self, request: web.Request, target: Target) -> Filter:
-        query = request.query
-        try:
-            labels = parse_label_selector(query.get("labelSelector", ""))
-            fields = parse_field_selector(query.get("fieldSelector", ""))
-        except SelectorError as exc:
-            raise errors.bad_request(str(exc)) from exc
-        allowed = set(supported(target.rt))
-        for name in fields.fields():
-            if name not in allowed:
-                raise errors.bad_request(f"field label not supported: {name}")
-        return Filter(target.namespace, labels, fields, field_map(target.rt))
-
-    def _ctx(self, request: web.Request) -> Ctx:
-        query = request.query
-        dry = query.getall("dryRun", [])
-        if any(d != "All" for d in dry):
-            raise errors.bad_request(f"Invalid dry run value: {dry}")
-        validation = query.get("fieldValidation", "Warn")
-        if validation not in _VALIDATION:
-            raise errors.bad_request(f"fieldValidation parameter unsupported: {validation}")
-        user: User = request.get(USER, ADMIN)
-        return Ctx(
-            user=user.info(),
-            dry_run=bool(dry),
-            manager=query.get("fieldManager") or None,
-            validation=validation,
-            force=parse_bool(query.get("force"), "force"),
-        )
-
-    async def _body(
-        self, request: web.Request, kind: str = "", json_types: tuple[str, ...] = limits.JSON_TYPES
-    ) -> Any:
-        kind = kind or "Status"
-        raw = await limits.read_body(request)
-        media = limits.body_type(request)
-        if media == limits.PROTOBUF:
-            try:
-                return protobuf_auth.decode(raw)
-            except protobuf.ProtobufError as exc:
-                raise errors.unsupported_media(
-                    f"the body of the request was in an unknown format - accepted media types "
-                    f"include: application/json, application/yaml ({exc})"
-                ) from exc
-        if media in limits.YAML_TYPES:
-            return _load_yaml(raw, kind)
-        if media not in json_types:
-            raise limits.unsupported_body()
-        limits.check_json_depth(raw, kind)
-        try:
-            return json.loads(raw or b"null")
-        except ValueError as exc:
-            raise errors.bad_request(f"Object 'Kind' is missing in '{raw[:100]!r}': {exc}") from exc
-
-    def _wants_table(self, request: web.Request) -> bool:
-        accept = request.headers.get("Accept", "")
-        return "as=Table" in accept
-
-    def _table_include(self, request: web.Request) -> str:
-        include = request.query.get("includeObject", "Metadata") or "Metadata"
-        if include not in ("Metadata", "Object", "None"):
-            raise errors.bad_request(f"includeObject: unsupported value {include!r}")
-        return include
-
     def _respond_object(
         self, rt: ResourceType, obj: Obj, status: int = 200, warnings: list[str] | None = None
     ) -> web.Response:
@@ -408,23 +312,23 @@ class Server:
         rt = target.rt
         method = request.method
         if method == "GET":
-            flt = self._filter(request, target)
+            flt = arguments.list_filter(request, target)
             limits.parse_int(request.query, "limit")  # checked for watches too, as upstream
-            if parse_bool(request.query.get("watch"), "watch"):
+            if arguments.parse_bool(request.query.get("watch"), "watch"):
                 return await self._watch(request, target, flt)
-            await self._reach_version(request)
+            await arguments.reach_version(self.store, request)
             return self._list(request, target, flt)
         if method == "POST":
             if rt.namespaced and target.namespace is None:
                 raise errors.method_not_allowed("the server does not allow this method")
-            ctx = self._ctx(request)
-            body = await self._body(request, rt.kind)
+            ctx = arguments.write_ctx(request)
+            body = await arguments.read_body(request, rt.kind)
             obj = await self.api.create(rt, target.namespace or "", body, ctx, owned=True)
             return self._respond_object(rt, obj, 201, self._warnings(target, ctx))
         if method == "DELETE":
-            flt = self._filter(request, target)
-            ctx = self._ctx(request)
-            options = await self._delete_options(request)
+            flt = arguments.list_filter(request, target)
+            ctx = arguments.write_ctx(request)
+            options = await arguments.delete_options(request)
             items = await self.api.delete_collection(rt, flt, options, ctx)
             return respond(self._list_body(rt, items, str(self.store.rv)))
         raise errors.method_not_allowed(f"method {method} not allowed on a collection")
@@ -463,8 +367,8 @@ class Server:
             last = items[-1]["metadata"]
             state = {"rv": rv, "ns": last.get("namespace", ""), "name": last["name"]}
             token = base64.urlsafe_b64encode(json.dumps(state).encode()).decode()
-        if self._wants_table(request):
-            body = table(target.rt, items, rv, self._table_include(request), True, token)
+        if arguments.wants_table(request):
+            body = table(target.rt, items, rv, arguments.table_include(request), True, token)
             return respond(body)
         return respond(self._list_body(target.rt, items, rv, token))
 
@@ -473,19 +377,22 @@ class Server:
         ns = target.namespace or ""
         method = request.method
         if method == "GET":
-            await self._reach_version(request)
+            await arguments.reach_version(self.store, request)
             obj = self.api.get(rt, ns, name)
-            if self._wants_table(request):
+            if arguments.wants_table(request):
                 return respond(
                     table(
-                        rt, [obj], obj["metadata"]["resourceVersion"], self._table_include(request)
+                        rt,
+                        [obj],
+                        obj["metadata"]["resourceVersion"],
+                        arguments.table_include(request),
                     )
                 )
             return self._respond_object(rt, obj)
-        ctx = self._ctx(request)
+        ctx = arguments.write_ctx(request)
         ctx.subresource = target.sub
         if method == "PUT":
-            body = await self._body(request, rt.kind)
+            body = await arguments.read_body(request, rt.kind)
             obj = await self.api.update(rt, ns, name, body, ctx, target.sub, owned=True)
             return self._respond_object(rt, obj, 200, self._warnings(target, ctx))
         if method == "PATCH":
@@ -493,7 +400,7 @@ class Server:
             if content_type not in PATCH_TYPES:
                 raise ApiError(415, "UnsupportedMediaType", "415: Unsupported Media Type", {})
             raw = await limits.read_body(request)
-            _check_patch_depth(raw, content_type, rt.kind)
+            arguments.check_patch_depth(raw, content_type, rt.kind)
             if content_type != APPLY and ctx.force:
                 raise errors.bad_request("force may only be specified with apply patches")
             obj, created = await self.api.patch(rt, ns, name, content_type, raw, ctx, target.sub)
@@ -501,7 +408,7 @@ class Server:
                 rt, obj, 201 if created else 200, self._warnings(target, ctx)
             )
         if method == "DELETE" and not target.sub:
-            options = await self._delete_options(request)
+            options = await arguments.delete_options(request)
             obj, gone = await self.api.delete(rt, ns, name, options, ctx)
             if gone and not rt.builtin:
                 meta = obj["metadata"]
@@ -509,70 +416,34 @@ class Server:
             return self._respond_object(rt, obj)
         raise errors.method_not_allowed(f"method {method} not allowed")
 
-    async def _delete_options(self, request: web.Request) -> dict[str, Any]:
-        options: dict[str, Any] = {}
-        if request.can_read_body:
-            body = await self._body(request, "DeleteOptions")
-            if isinstance(body, dict):
-                options.update(body)
-        query = request.query
-        if "propagationPolicy" in query:
-            options["propagationPolicy"] = query["propagationPolicy"]
-        grace = limits.parse_int(query, "gracePeriodSeconds")
-        if grace is not None:
-            options["gracePeriodSeconds"] = grace
-        if "orphanDependents" in query:
-            options["orphanDependents"] = parse_bool(query["orphanDependents"], "orphanDependents")
-        return options
-
     async def _subresource(self, request: web.Request, target: Target) -> web.StreamResponse:
         rt, ns, name = target.rt, target.namespace or "", target.name or ""
-        ctx = self._ctx(request)
+        ctx = arguments.write_ctx(request)
         ctx.subresource = target.sub
         if target.sub == "scale":
             if request.method == "GET":
                 return respond(await subresources.scale(self.api, rt, ns, name, None, ctx))
             if request.method in ("PUT", "PATCH"):
-                body = await self._body(request, "Scale", limits.JSON_TYPES + PATCH_TYPES)
+                body = await arguments.read_body(request, "Scale", limits.JSON_TYPES + PATCH_TYPES)
                 return respond(await subresources.scale(self.api, rt, ns, name, body, ctx))
         elif request.method == "POST":
-            body = await self._body(request)
+            body = await arguments.read_body(request)
             verb = subresources.bind if target.sub == "binding" else subresources.evict
             return respond(await verb(self.api, rt, ns, name, body, ctx), 201)
         raise errors.method_not_allowed(f"method {request.method} not allowed on {target.sub}")
-
-    async def _reach_version(self, request: web.Request) -> None:
-        """Wait, as kube-apiserver's watch cache does, up to 3 s for a revision not yet reached."""
-        requested = limits.parse_resource_version(request.query.get("resourceVersion", ""))
-        if requested is None or requested <= self.store.rv:
-            return
-        reached = asyncio.Event()
-
-        def seen(change: Change) -> None:
-            if change.rv >= requested:
-                reached.set()
-
-        self.store.listeners.append(seen)
-        try:
-            async with asyncio.timeout(3):
-                await reached.wait()
-        except TimeoutError as exc:
-            raise limits.too_large_version(requested, self.store.rv) from exc
-        finally:
-            self.store.listeners.remove(seen)
 
     # --- watch ---------------------------------------------------------------------
 
     async def _watch(self, request: web.Request, target: Target, flt: Filter) -> web.StreamResponse:
         query = request.query
         rv_text = query.get("resourceVersion", "")
-        send_initial = parse_bool(query.get("sendInitialEvents"), "sendInitialEvents")
-        bookmarks = parse_bool(query.get("allowWatchBookmarks"), "allowWatchBookmarks")
+        send_initial = arguments.parse_bool(query.get("sendInitialEvents"), "sendInitialEvents")
+        bookmarks = arguments.parse_bool(query.get("allowWatchBookmarks"), "allowWatchBookmarks")
         requested = limits.parse_resource_version(rv_text)
         since = None if send_initial else requested
         timeout = float(limits.parse_int(query, "timeoutSeconds") or random.uniform(1800, 3600))
-        wants_table = self._wants_table(request)
-        include = self._table_include(request) if wants_table else "Object"
+        wants_table = arguments.wants_table(request)
+        include = arguments.table_include(request) if wants_table else "Object"
         rt = target.rt
         sub = self.hub.subscribe(rt.storage, flt, since)
         response = web.StreamResponse(headers={"Content-Type": _JSON})
@@ -620,21 +491,3 @@ class Server:
         if parts == ["drop-watches"] and request.method == "POST":
             return respond({"dropped": self.hub.close_all()})
         raise errors.no_route()
-
-
-def _load_yaml(raw: bytes, kind: str) -> Any:
-    try:
-        value = yaml.safe_load(raw)
-    except RecursionError as exc:
-        raise limits.yaml_too_deep(kind, raw) from exc
-    except yaml.YAMLError as exc:
-        raise errors.bad_request(f"error decoding YAML: {exc}") from exc
-    limits.check_depth(value, kind, raw)
-    return value
-
-
-def _check_patch_depth(raw: bytes, content_type: str, kind: str) -> None:
-    if content_type != APPLY or raw.lstrip()[:1] in (b"{", b"["):
-        limits.check_json_depth(raw, kind)
-    else:
-        _load_yaml(raw, kind)
