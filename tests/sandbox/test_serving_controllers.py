@@ -144,7 +144,7 @@ def test_leader_ready_startup_waits_for_the_leader() -> None:
 
 
 def test_lws_webhook_defaults_and_readiness_rules() -> None:
-    pod = {"metadata": {"name": "l-3-2", "namespace": "ns",
+    pod: dict[str, Any] = {"metadata": {"name": "l-3-2", "namespace": "ns",
                         "labels": {"leaderworkerset.sigs.k8s.io/name": "l",
                                    "leaderworkerset.sigs.k8s.io/group-index": "3"},
                         "annotations": {"leaderworkerset.sigs.k8s.io/size": "4"}},
