@@ -93,6 +93,7 @@ def test_the_default_configuration_is_one_kq_accepts(helm: Helm) -> None:
         "jobset.x-k8s.io/jobset",
         "ray.io/rayjob",
         "kubeflow.org/mpijob",
+        "pod",
     )
 
 

@@ -56,7 +56,8 @@ USED = (
     # Topology-aware admission counts nodes; the ungater and hot-swap pin and fail TAS pods
     # (kq/controllers/topology_feed.py, kq/controllers/pods.py, kq/controllers/hotswap.py).
     Use("", "nodes", INFORMED),
-    Use("", "pods", ("list", "patch", "watch")),
+    # The pod framework also deletes the pods it stops (plugins/kq_plugins/jobs/pod.py).
+    Use("", "pods", ("delete", "list", "patch", "watch")),
     Use("", "pods/status", ("patch",)),
     Use("scheduling.k8s.io", "priorityclasses", INFORMED),
     *(
@@ -196,7 +197,7 @@ def test_every_enabled_job_framework_is_accounted_for() -> None:
     [configmap] = documents(DEPLOY / "config.yaml")
     config = parse_config(yaml.safe_load(configmap["data"]["config.yaml"]))
     assert config.namespace == NAMESPACE
-    plurals = {("batch", "Job"): "jobs"}
+    plurals = {("batch", "Job"): "jobs", ("", "Pod"): "pods"}
     for path in (DEPLOY / "crds").glob("*.yaml"):
         for crd in documents(path):
             plurals[(crd["spec"]["group"], crd["spec"]["names"]["kind"])] = crd["spec"]["names"][

@@ -92,7 +92,7 @@ async def test_pods_kq_must_leave_alone_are_never_gated(stack: Stack) -> None:
     for body in (no_queue, excluded):
         created = await stack.create(PODS, body)
         assert gates(created) == [], body["metadata"]["name"]
-        assert MANAGED not in created["metadata"]["labels"]
+        assert MANAGED not in (created["metadata"].get("labels") or {})
         assert FINALIZER not in (created["metadata"].get("finalizers") or ())
 
     async def ran() -> None:
