@@ -11,7 +11,15 @@ import asyncio
 import time
 from urllib.parse import quote
 
-from kq.dashboard.model import Explanation, Lists, Pending, View, build_view, pending_items
+from kq.dashboard.model import (
+    PENDING_SHOWN,
+    Explanation,
+    Lists,
+    Pending,
+    View,
+    build_view,
+    pending_items,
+)
 from kq.runtime.client import KubeClient
 from kq.runtime.errors import ApiError
 from kq.runtime.resources import (
@@ -29,8 +37,6 @@ READ_TIMEOUT_S = 5.0
 """Per read: the client retries 503s and 5xx, and a page must not hang on them."""
 FRESH_S = 1.0
 """How long one read serves every page that asks (the pages poll every 3 s)."""
-PENDING_SHOWN = 50
-"""Pending workloads read per ClusterQueue (the visibility API's ``limit``)."""
 
 
 class Reader:

@@ -11,6 +11,8 @@ from kq.dashboard.quota import CohortNode, cohort_tree
 from kq.dashboard.timeline import Lane, lanes
 
 Object = Mapping[str, Any]
+PENDING_SHOWN = 50
+"""Pending workloads read per ClusterQueue (the visibility API's ``limit``)."""
 
 
 @dataclass(frozen=True)

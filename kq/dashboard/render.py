@@ -10,11 +10,13 @@ from html import escape
 from urllib.parse import quote
 
 from kq.dashboard import page_assets
-from kq.dashboard.model import Explanation, LocalQueueRow, Pending, View, WorkloadRow
+from kq.dashboard.model import PENDING_SHOWN, Explanation, LocalQueueRow, Pending, View, WorkloadRow
 from kq.dashboard.quota import NO_COHORT, CohortNode, QueueNode, Usage
 from kq.dashboard.svg import timeline, usage_bar, usage_words
 
 POLL_MS = 3000
+WORKLOADS_SHOWN = 300
+"""Rows of the workloads table: pending first, so a big cluster's page stays readable."""
 
 
 def page(view: View, selected: str | None) -> str:
@@ -145,6 +147,8 @@ def _pending_table(name: str, items: list[Pending]) -> str:
         f"<td>{escape(p.local_queue)}</td><td>{p.in_local_queue + 1}</td><td>{p.priority}</td></tr>"
         for p in items
     )
+    if len(items) >= PENDING_SHOWN:
+        head += f'<p class="empty">the first {PENDING_SHOWN} shown</p>'
     return head + (
         '<table class="pending"><tr><th>position</th><th>workload</th><th>LocalQueue</th>'
         f"<th>position in LocalQueue</th><th>priority</th></tr>{rows}</table>"
@@ -172,9 +176,12 @@ def _local_queue_row(lq: LocalQueueRow, pending: list[Pending]) -> str:
     )
 
 
-def _workloads(rows: list[WorkloadRow]) -> str:
-    if not rows:
+def _workloads(all_rows: list[WorkloadRow]) -> str:
+    if not all_rows:
         return '<p class="empty">No workloads.</p>'
+    rows = all_rows[:WORKLOADS_SHOWN]
+    more = len(all_rows) - len(rows)
+    note = f'<p class="empty">and {more} more (finished ones last)</p>' if more else ""
     body = "".join(
         f'<tr class="state-{w.state.lower()}"><td>{escape(w.state)}</td><td>{_link(w.key)}</td>'
         f"<td>{escape(w.local_queue)}</td><td>{escape(w.cluster_queue)}</td>"
@@ -183,5 +190,5 @@ def _workloads(rows: list[WorkloadRow]) -> str:
     )
     return (
         '<table class="workloads"><tr><th>state</th><th>workload</th><th>LocalQueue</th>'
-        f"<th>ClusterQueue</th><th>priority</th><th>why</th></tr>{body}</table>"
+        f"<th>ClusterQueue</th><th>priority</th><th>why</th></tr>{body}</table>{note}"
     )

@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from kq.dashboard.model import Explanation, Lists, build_view, pending_items
-from kq.dashboard.render import fragment, page
+from kq.dashboard.model import PENDING_SHOWN, Explanation, Lists, build_view, pending_items
+from kq.dashboard.render import WORKLOADS_SHOWN, fragment, page
 from kq.dashboard.server import parse_address
 from kq.dashboard.timeline import ADMITTED, CREATED, FINISHED, PREEMPTED, lanes
 
@@ -107,3 +107,13 @@ def test_addresses() -> None:
     assert parse_address("127.0.0.1:8080") == ("127.0.0.1", 8080)
     assert parse_address(":0") == ("", 0)
     assert parse_address("[::1]:9") == ("::1", 9)
+
+
+def test_long_lists_are_cut_and_say_so() -> None:
+    lists = Lists(workloads=[wl(f"w{i:03}", i) for i in range(WORKLOADS_SHOWN + 2)])
+    summary = {"items": [{"metadata": {"namespace": "ns", "name": f"w{i:03}"},
+                          "positionInClusterQueue": i} for i in range(PENDING_SHOWN)]}  # fmt: skip
+    html = fragment(build_view(lists, {"cq": pending_items(summary)}, now=1767225700.0), None)
+    assert "and 2 more (finished ones last)" in html
+    assert f"the first {PENDING_SHOWN} shown" in html
+    assert html.count('<tr class="state-pending">') == WORKLOADS_SHOWN
