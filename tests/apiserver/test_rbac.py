@@ -349,6 +349,9 @@ def test_subject_access_reviews_and_non_resource_urls(
     code, status = http(cluster, "POST", path, bearer, review)
     assert code == 403
     assert status["message"].startswith("subjectaccessreviews.authorization.k8s.io is forbidden")
+    # A malformed review is refused, not guessed at.
+    wrong = {**review, "spec": {**spec, "groups": "admins"}}
+    assert http(cluster, "POST", path, admin, wrong)[0] == 400
     # Neither attribute set: 422.
     empty = {**review, "spec": {"user": user}}
     code, status = http(cluster, "POST", path, admin, empty)

@@ -152,7 +152,7 @@ class Reviews:
         return _echo(body, kind, group, status)
 
     def _token_review(self, spec: dict[str, Any]) -> dict[str, Any]:
-        audiences = [str(a) for a in spec.get("audiences") or ()]
+        audiences = _strings(spec, "audiences", "TokenReview")
         user = self._authenticator.user(str(spec.get("token", "")), audiences or None)
         if user is None:
             return {
@@ -204,7 +204,7 @@ class Reviews:
             raise errors.bad_request(
                 "spec.boundObjectRef: the embedded API server issues no object-bound tokens"
             )
-        audiences = [str(a) for a in spec.get("audiences") or ()] or [ISSUER]
+        audiences = _strings(spec, "audiences", "TokenRequest") or [ISSUER]
         spec["audiences"] = audiences
         token, expires = self._authenticator.signer.issue(sa, audiences, seconds)
         return {
@@ -221,9 +221,17 @@ def _stamp(when: float | None) -> str:
     return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+def _strings(parent: dict[str, Any], key: str, kind: str) -> list[str]:
+    """``parent[key]``, a list of strings (or absent); anything else is a 400."""
+    value = parent.get(key) or []
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise errors.bad_request(f"{kind}: {key} must be a list of strings")
+    return value
+
+
 def _subject(spec: dict[str, Any], kind: str) -> User:
     """The user a SubjectAccessReview asks about (no group is added, as upstream)."""
-    name, groups = str(spec.get("user", "")), spec.get("groups") or []
+    name, groups = str(spec.get("user", "")), _strings(spec, "groups", kind)
     if not name and not groups:
         raise _invalid(
             kind,
@@ -233,9 +241,11 @@ def _subject(spec: dict[str, Any], kind: str) -> User:
             "at least one of user or group must be specified",
         )
     extra = spec.get("extra") or {}
+    if not isinstance(extra, dict):
+        raise errors.bad_request(f"{kind}.spec.extra must be a map of string lists")
     return User(
         name,
         uid=str(spec.get("uid", "")),
         groups=tuple(str(g) for g in groups),
-        extra={str(k): tuple(str(x) for x in v or ()) for k, v in extra.items()},
+        extra={str(k): tuple(_strings(extra, k, kind)) for k in extra},
     )
