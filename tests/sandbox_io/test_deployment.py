@@ -155,6 +155,13 @@ async def test_template_change_rolls_to_a_new_replicaset(
         )
         current = live(await pods(client, ns, "app=api"))
         assert {p["metadata"]["labels"][HASH] for p in current} == {new["metadata"]["labels"][HASH]}
+        await client.delete(DEPLOYMENTS, "api", ns)
+
+        async def collected() -> bool:
+            sets = (await client.list(REPLICASETS, namespace=ns))["items"]
+            return not sets and not await pods(client, ns)
+
+        await wait_for(collected, "the ReplicaSets and pods garbage-collected")
 
 
 async def test_gated_pods_are_never_bound(client: KubeClient, cluster: Cluster) -> None:

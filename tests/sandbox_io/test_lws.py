@@ -108,6 +108,13 @@ async def test_groups_of_a_leader_and_workers(client: KubeClient, cluster: Clust
             return names == ["llm-0", "llm-0-1", "llm-0-2"]
 
         await wait_for(one_group, "group 1 gone with its leader")
+        await client.delete(LEADERWORKERSETS, "llm", ns)
+
+        async def collected() -> bool:
+            sets = (await client.list(STATEFULSETS, namespace=ns))["items"]
+            return not sets and not await pods(client, ns)
+
+        await wait_for(collected, "the set's StatefulSets and pods garbage-collected")
 
 
 async def test_a_deleted_worker_recreates_its_group(client: KubeClient, cluster: Cluster) -> None:
