@@ -1,8 +1,8 @@
 """Plain pods and pod groups under kq, on the simulated cluster, over HTTP (both backends).
 
 The stack is ``tests.integrations_io``'s with the ``pod`` framework on (its webhooks then
-gate the namespace's pods) and v1beta1 ``podOptions`` whose pod selector leaves out pods
-labelled ``kq-test/unmanaged``.
+gate the namespace's pods) and v1beta1 ``podOptions`` whose selectors leave out pods, and
+namespaces, labelled ``kq-test/unmanaged``.
 """
 
 from __future__ import annotations
@@ -30,8 +30,10 @@ PRIORITY_LABEL = "kueue.x-k8s.io/priority-class"
 
 @pytest.fixture
 async def stack(cluster: Cluster, tmp_path: Path) -> AsyncIterator[Stack]:
+    unlabelled = [{"key": UNMANAGED_LABEL, "operator": "DoesNotExist"}]
     options = PodOptions(
-        pod_selector={"matchExpressions": [{"key": UNMANAGED_LABEL, "operator": "DoesNotExist"}]}
+        namespace_selector={"matchExpressions": unlabelled},
+        pod_selector={"matchExpressions": unlabelled},
     )
     async with kq_stack(
         cluster, tmp_path, frameworks=(*SANDBOX_FRAMEWORKS, "pod"), pod_options=options

@@ -4,10 +4,12 @@ are never gated."""
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
+
 import pytest
 
 from kq.runtime.errors import ApiError
-from kq.runtime.resources import PODS, WORKLOADS
+from kq.runtime.resources import NAMESPACES, PODS, WORKLOADS
 from tests.controllers.helpers import is_true
 from tests.integrations_io.conftest import FLAVOR_LABELS, QUEUE_LABEL, Stack, eventually
 from tests.pods.conftest import (
@@ -143,3 +145,31 @@ async def test_workload_conditions_follow_the_pod(stack: Stack) -> None:
         )
 
     await eventually(admitted, "the Workload admitted and the pod Ready")
+
+
+async def test_a_namespace_the_pod_options_leave_out_is_never_gated(stack: Stack) -> None:
+    """Labelled out of ``podOptions.namespaceSelector``, the namespace's pods run ungated."""
+    patch = {"metadata": {"labels": {UNMANAGED_LABEL: "yes"}}}
+    await stack.client.merge_patch(NAMESPACES, stack.ns, patch)
+
+    async def ungated() -> None:
+        body = {**pod("probe"), "metadata": {**pod("probe")["metadata"], "namespace": stack.ns}}
+        dry = await stack.client.request(
+            "POST", PODS.path(stack.ns), body=body, query=[("dryRun", "All")]
+        )
+        assert gates(dry) == []
+
+    # The webhook answers from kq's Namespace informer, which sees the label a moment later.
+    await eventually(ungated, "pods of the namespace no longer gated")
+    created = await stack.create(PODS, pod("outside", seconds=60))
+    assert gates(created) == []
+    assert MANAGED not in created["metadata"]["labels"]
+    await eventually(_succeeded(stack, "outside"), "the pod run to completion ungated")
+    assert (await stack.client.list(WORKLOADS, namespace=stack.ns)).get("items") == []
+
+
+def _succeeded(stack: Stack, name: str) -> Callable[[], Awaitable[None]]:
+    async def probe() -> None:
+        assert (await get_pod(stack, name))["status"].get("phase") == "Succeeded"
+
+    return probe
