@@ -168,3 +168,18 @@ def test_lws_webhook_defaults_and_readiness_rules() -> None:
 def test_merge_diff_removes_dropped_keys() -> None:
     assert merge_diff({"a": 1, "b": {"c": 2, "d": 3}}, {"b": {"c": 2}, "e": [1]}) == {
         "a": None, "b": {"d": None}, "e": [1]}  # fmt: skip
+
+
+def test_a_rollback_renumbers_the_old_replicaset() -> None:
+    deployment = _obj("Deployment", "d", {"replicas": 1, "template": TEMPLATE})
+    sets = []
+    key = "deployment.kubernetes.io/revision"
+    for name, revision, template in (("d-a", "1", TEMPLATE), ("d-b", "2", {"metadata": {}})):
+        rs = _obj("ReplicaSet", name, {"replicas": 0, "template": template})
+        rs["metadata"]["ownerReferences"] = [controller_ref(deployment)]
+        rs["metadata"]["annotations"] = {key: revision}
+        sets.append(rs)
+    patches = [a for a in reconcile_deployment(deployment, sets, NOW) if isinstance(a, Patch)]
+    notes = [(a.ref.name, a.patch["metadata"]["annotations"][key]) for a in patches
+             if key in a.patch.get("metadata", {}).get("annotations", {})]  # fmt: skip
+    assert notes == [("d", "3"), ("d-a", "3")]

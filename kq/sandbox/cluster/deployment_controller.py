@@ -253,7 +253,12 @@ def reconcile_deployment(
         str(meta(rs)["name"]): int((rs.get("spec") or {}).get("replicas") or 0) for rs in mine
     }
     created = new is None
-    revision = max((_revision(rs) for rs in mine), default=0) + (1 if created else 0)
+    top = max((_revision(rs) for rs in mine), default=0)
+    # A template seen before (a rollback) takes the next revision, as upstream renumbers it.
+    revision = top + 1 if new is None or _revision(new) < top else top
+    if new is not None and _revision(new) != revision:
+        notes = {REVISION: str(revision)}
+        p.actions.append(Patch(Ref.of(new), {"metadata": {"annotations": notes}}))
     if new is None:
         if spec.get("paused"):
             return []
