@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterable
 from datetime import datetime
 from typing import Any
 
+from kq.sandbox.cluster import serving
 from kq.sandbox.cluster.actions import Action, Create, Event, Obj, Patch, meta
 from kq.sandbox.cluster.clock import ManualClock, rfc3339
 from kq.sandbox.cluster.eviction import next_eviction, reconcile_evictions
@@ -196,6 +197,8 @@ class World:
                                        self.of_kind("Pod"), self.profile, now())
             )  # fmt: skip
         changed += self.apply(schedule(self.of_kind("Pod"), self.of_kind("Node"), now()))
+        for actions in serving.before_kubelet(self.of_kind):
+            changed += self.apply(actions)
         changed += self.apply(
             reconcile_pods(self.of_kind("Pod"), self.of_kind("Node"), now(), self.run_seconds)
         )
@@ -213,6 +216,8 @@ class World:
         for mpijob in self.of_kind("MPIJob"):
             changed += self.apply(reconcile_mpijob(mpijob, self.of_kind("Job"), self.of_kind("Pod"),
                                                    self.of_kind("ConfigMap"), now()))  # fmt: skip
+        for actions in serving.passes(self.of_kind, now()):
+            changed += self.apply(actions)
         return changed + self.collect_garbage()
 
     def settle(self, max_rounds: int = 200) -> None:
@@ -232,6 +237,7 @@ class World:
         ]
         moments += [deadline(job) for job in self.of_kind("Job")]
         moments += [shutdown_at(rayjob) for rayjob in self.of_kind("RayJob")]
+        moments.append(serving.next_wakeup(self.of_kind))
         if self.profile is not None:
             moments.append(provisioning_wakeup(self.of_kind("ProvisioningRequest"), now))
         # A moment already past was acted on by the settled round (a RayJob's shutdown).

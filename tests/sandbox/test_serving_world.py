@@ -1,0 +1,74 @@
+"""Serving workloads in the in-memory world: a failed node pool under a Deployment, a
+StatefulSet and a LeaderWorkerSet, on sandbox time."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kq.sandbox.cluster.clock import ManualClock
+from kq.sandbox.cluster.node_lifecycle import fail_node, pool_nodes
+from kq.sandbox.cluster.nodes import POOL_LABEL, node_objects
+from kq.sandbox.cluster.podinfo import labels_of
+from kq.sandbox.cluster.profiles import load_profile
+from tests.sandbox.world import World
+
+TEMPLATE = {"metadata": {"labels": {"app": "s"}},
+            "spec": {"containers": [{"name": "c", "image": "nginx",
+                                     "resources": {"requests": {"cpu": "100m"}}}]}}  # fmt: skip
+
+
+def _world() -> World:
+    w = World(ManualClock())
+    for node in node_objects(load_profile("s1"), w.clock.now()):
+        w.add(node)
+    w.add({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d"},
+           "spec": {"replicas": 3, "selector": {"matchLabels": {"app": "s"}},
+                    "template": TEMPLATE}})  # fmt: skip
+    sts_spec = {"replicas": 2, "podManagementPolicy": "Parallel", "template": TEMPLATE}
+    w.add({"apiVersion": "apps/v1", "kind": "StatefulSet", "metadata": {"name": "s"},
+           "spec": sts_spec})  # fmt: skip
+    lws_spec = {"replicas": 2, "leaderWorkerTemplate": {"size": 2, "workerTemplate": TEMPLATE}}
+    w.add({"apiVersion": "leaderworkerset.x-k8s.io/v1", "kind": "LeaderWorkerSet",
+           "metadata": {"name": "l"}, "spec": lws_spec})  # fmt: skip
+    return w
+
+
+def _ready(w: World) -> list[dict[str, Any]]:
+    return [
+        p for p in w.of_kind("Pod")
+        if p["status"].get("phase") == "Running" and not p["metadata"].get("deletionTimestamp")
+        and any(c["type"] == "Ready" and c["status"] == "True" for c in p["status"]["conditions"])
+    ]  # fmt: skip
+
+
+def _all_ready(w: World) -> bool:
+    status = {k: (w.get(k, n).get("status") or {}) for k, n in
+              (("Deployment", "d"), ("StatefulSet", "s"), ("LeaderWorkerSet", "l"))}  # fmt: skip
+    return (len(_ready(w)) == 3 + 2 + 4 and status["Deployment"].get("availableReplicas") == 3
+            and status["StatefulSet"].get("readyReplicas") == 2
+            and status["LeaderWorkerSet"].get("readyReplicas") == 2)  # fmt: skip
+
+
+def test_serving_pods_start_not_ready_then_turn_ready() -> None:
+    w = _world()
+    w.settle()
+    running = [p for p in w.of_kind("Pod") if p["status"].get("phase") == "Running"]
+    assert len(running) == 9
+    assert not _ready(w)  # still inside their ready delay
+    w.run(_all_ready, max_seconds=60)
+
+
+def test_a_failed_pool_moves_every_serving_pod_to_healthy_nodes() -> None:
+    w = _world()
+    w.run(_all_ready, max_seconds=60)
+    pools = {labels_of(w.get("Node", p["spec"]["nodeName"]))[POOL_LABEL] for p in _ready(w)}
+    failed = sorted(pools)[0]
+    w.apply(fail_node(n) for n in pool_nodes(w.of_kind("Node"), failed))
+
+    def recovered(w: World) -> bool:
+        nodes = {labels_of(w.get("Node", p["spec"]["nodeName"]))[POOL_LABEL] for p in _ready(w)}
+        return _all_ready(w) and failed not in nodes
+
+    w.run(recovered, max_seconds=3600)
+    assert {p["metadata"]["name"] for p in w.of_kind("Pod") if "s-" in p["metadata"]["name"]
+            and p["metadata"]["name"].count("-") == 1} == {"s-0", "s-1"}  # fmt: skip
