@@ -421,3 +421,49 @@ def test_aggregated_cluster_roles_gather_the_selected_rules(
         assert not can_i(cluster, kubectl_cache, "list", "secrets", "-n", ns, sa)
     finally:
         cluster.kubectl("delete", "clusterrole", name, f"{name}-part", cache_dir=kubectl_cache)
+
+
+def test_kubectl_create_sends_rbac_objects_the_server_stores_alike(
+    cluster: Cluster, kubectl_cache: Path, namespace: str
+) -> None:
+    """``kubectl create`` posts these kinds as protobuf: each is stored as kubectl meant."""
+    name = unique("made")
+
+    def create(*args: str) -> dict[str, Any]:
+        done = cluster.kubectl("create", *args, "-o", "json", cache_dir=kubectl_cache)
+        assert done.returncode == 0, done.stderr
+        made: dict[str, Any] = json.loads(done.stdout)
+        return made
+
+    made = create("serviceaccount", "bot", "-n", namespace)
+    assert (made["kind"], made["metadata"]["name"]) == ("ServiceAccount", "bot")
+    made = create("role", "reader", "-n", namespace, "--verb=get,list",
+                  "--resource=pods,jobs.batch/status", "--resource-name=a")  # fmt: skip
+    assert made["rules"] == [
+        {"verbs": ["get", "list"], "apiGroups": [""], "resources": ["pods"],
+         "resourceNames": ["a"]},
+        {"verbs": ["get", "list"], "apiGroups": ["batch"], "resources": ["jobs/status"],
+         "resourceNames": ["a"]},
+    ]  # fmt: skip
+    made = create("rolebinding", "reader", "-n", namespace, "--role=reader",
+                  f"--serviceaccount={namespace}:bot", "--group=devs", "--user=jane")  # fmt: skip
+    assert made["roleRef"] == {"apiGroup": RBAC, "kind": "Role", "name": "reader"}
+    assert made["subjects"] == [
+        {"kind": "User", "apiGroup": RBAC, "name": "jane"},
+        {"kind": "Group", "apiGroup": RBAC, "name": "devs"},
+        {"kind": "ServiceAccount", "name": "bot", "namespace": namespace},
+    ]
+    try:
+        made = create("clusterrole", name, f"--aggregation-rule=team={name}")
+        assert made["aggregationRule"] == {
+            "clusterRoleSelectors": [{"matchLabels": {"team": name}}]
+        }
+        made = create("clusterrole", f"{name}-urls", "--verb=get", "--non-resource-url=/logs/*")
+        assert made["rules"] == [{"verbs": ["get"], "nonResourceURLs": ["/logs/*"]}]
+        assert can_i(cluster, kubectl_cache, "list", "pods/a", "-n", namespace,
+                     f"--as=system:serviceaccount:{namespace}:bot")  # fmt: skip
+        assert can_i(cluster, kubectl_cache, "get", "jobs.batch/a", "--subresource=status",
+                     "-n", namespace, "--as=jane")  # fmt: skip
+        assert not can_i(cluster, kubectl_cache, "get", "pods/b", "-n", namespace, "--as=jane")
+    finally:
+        cluster.kubectl("delete", "clusterrole", name, f"{name}-urls", cache_dir=kubectl_cache)
