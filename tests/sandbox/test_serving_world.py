@@ -72,3 +72,24 @@ def test_a_failed_pool_moves_every_serving_pod_to_healthy_nodes() -> None:
     w.run(recovered, max_seconds=3600)
     assert {p["metadata"]["name"] for p in w.of_kind("Pod") if "s-" in p["metadata"]["name"]
             and p["metadata"]["name"].count("-") == 1} == {"s-0", "s-1"}  # fmt: skip
+
+
+def test_exclusive_placement_puts_each_group_alone_in_a_pool() -> None:
+    """Upstream's leaderworkerset_exclusiveplacement.yaml sample, on the s1 node pools."""
+    w = World(ManualClock())
+    for node in node_objects(load_profile("s1"), w.clock.now()):
+        w.add(node)
+    lws_spec = {"replicas": 3, "leaderWorkerTemplate": {"size": 2, "workerTemplate": TEMPLATE}}
+    notes = {"leaderworkerset.sigs.k8s.io/exclusive-topology": POOL_LABEL}
+    w.add({"apiVersion": "leaderworkerset.x-k8s.io/v1", "kind": "LeaderWorkerSet",
+           "metadata": {"name": "l", "annotations": notes}, "spec": lws_spec})  # fmt: skip
+    w.run(lambda w: len(_ready(w)) == 6, max_seconds=60)
+    pools: dict[str, set[str]] = {}
+    for pod in _ready(w):
+        pool = labels_of(w.get("Node", pod["spec"]["nodeName"]))[POOL_LABEL]
+        pools.setdefault(labels_of(pod)["leaderworkerset.sigs.k8s.io/group-index"], set()).add(pool)
+    assert sorted(pools) == ["0", "1", "2"]
+    assert all(len(p) == 1 for p in pools.values()), pools
+    assert len({next(iter(p)) for p in pools.values()}) == 3, pools
+    workers = w.get("StatefulSet", "l-0")
+    assert POOL_LABEL in workers["spec"]["template"]["spec"]["nodeSelector"]

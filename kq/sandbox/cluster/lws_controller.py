@@ -14,8 +14,11 @@ and whose worker StatefulSet is fully available), ``updatedReplicas``, ``hpaPodS
 ``observedGeneration``, and the mutually exclusive Available / Progressing (/ UpdateInProgress)
 conditions with an event on each change.
 
+With the ``exclusive-topology`` annotation, leaders get the webhook's affinity terms (one group
+per domain) and each worker StatefulSet selects its leader's domain once the leader is placed.
+
 Simplifications: no ControllerRevisions, no headless Service, no surge groups and no partition
-(the rollout covers every group), no exclusive-placement affinities, no sub-groups.
+(the rollout covers every group), no sub-groups.
 """
 
 from __future__ import annotations
@@ -39,6 +42,7 @@ from kq.sandbox.cluster.actions import (
 from kq.sandbox.cluster.apps import InvalidSpec, int_field, merge_diff, running_ready, scaled
 from kq.sandbox.cluster.clock import rfc3339
 from kq.sandbox.cluster.lws_objects import (
+    EXCLUSIVE,
     GROUP_INDEX,
     LEADER_NAME,
     REVISION_KEY,
@@ -78,6 +82,8 @@ class _Scope:
     sets: dict[str, Obj]
     """Worker StatefulSets by name, those a live pod of the set owns."""
     leaders: list[Obj]
+    taken: set[str]
+    """Every StatefulSet name in the namespace."""
 
 
 def _settings(lws: Obj) -> _Settings:
@@ -132,23 +138,49 @@ def _owner_uid(obj: Mapping[str, Any]) -> str:
     return str(refs[0].get("uid", "")) if refs else ""
 
 
-def _workers(
-    lws: Obj, s: _Settings, leaders: Sequence[Obj], sets: Mapping[str, Obj]
-) -> list[Action]:
+def _workers(lws: Obj, s: _Settings, scope: _Scope, nodes: Sequence[Obj]) -> list[Action]:
     """Create the worker StatefulSet of each leader pod that needs one."""
     actions: list[Action] = []
     if s.size == 1:
         return actions
-    for leader in leaders:
+    topology = (meta(lws).get("annotations") or {}).get(EXCLUSIVE)
+    for leader in scope.leaders:
         name = str(meta(leader)["name"])
-        if meta(leader).get("deletionTimestamp") or name in sets:
+        if meta(leader).get("deletionTimestamp") or name in scope.taken:
             continue  # an old leader's set still there waits for the garbage collector
         if s.leader_ready and not running_ready(leader):
             continue
+        workers = worker_statefulset(lws, leader)
+        if topology:  # workers follow their leader into its domain once it is placed
+            domain = _domain(leader, nodes, topology)
+            if isinstance(domain, Event):
+                actions.append(domain)
+                continue
+            if domain is None:
+                continue
+            workers["spec"]["template"]["spec"]["nodeSelector"] = {
+                **(workers["spec"]["template"]["spec"].get("nodeSelector") or {}),
+                topology: domain,
+            }
         message = f"Created worker statefulset for leader pod {name}"
-        actions += [Create(worker_statefulset(lws, leader)),
-                    Event(Ref.of(lws), "GroupsProgressing", message, source=SOURCE)]  # fmt: skip
+        actions += [
+            Create(workers),
+            Event(Ref.of(lws), "GroupsProgressing", message, source=SOURCE),
+        ]
     return actions
+
+
+def _domain(leader: Obj, nodes: Sequence[Obj], topology: str) -> str | Event | None:
+    """The leader's value of the topology label (``None``: not scheduled yet)."""
+    node_name = str((leader.get("spec") or {}).get("nodeName") or "")
+    if not node_name:
+        return None
+    node = next((n for n in nodes if meta(n).get("name") == node_name), None)
+    value = labels_of(node).get(topology) if node is not None else None
+    if value is None:
+        message = f"node {node_name} does not have topology label {topology}"
+        return Event(Ref.of(leader), "FailedCreate", message, "Warning", SOURCE)
+    return str(value)
 
 
 def _restarted(pod: Mapping[str, Any]) -> bool:
@@ -218,7 +250,7 @@ def _scope(lws: Obj, statefulsets: Sequence[Obj], pods: Sequence[Obj]) -> _Scope
     sets = {str(meta(x)["name"]): x for x in in_ns if _owner_uid(x) in leader_uids}
     leaders = sorted((p for p in mine if labels_of(p).get(WORKER_INDEX) == "0"),
                      key=lambda p: str(meta(p)["name"]))  # fmt: skip
-    return _Scope(mine, leader_set, sets, leaders)
+    return _Scope(mine, leader_set, sets, leaders, {str(meta(x)["name"]) for x in in_ns})
 
 
 def restart_groups(lws: Obj, statefulsets: Sequence[Obj], pods: Sequence[Obj]) -> list[Action]:
@@ -235,7 +267,11 @@ def restart_groups(lws: Obj, statefulsets: Sequence[Obj], pods: Sequence[Obj]) -
 
 
 def reconcile_lws(
-    lws: Obj, statefulsets: Sequence[Obj], pods: Sequence[Obj], now: datetime
+    lws: Obj,
+    statefulsets: Sequence[Obj],
+    pods: Sequence[Obj],
+    now: datetime,
+    nodes: Sequence[Obj] = (),
 ) -> list[Action]:
     """One level-triggered pass over a LeaderWorkerSet, its StatefulSets and its pods."""
     if meta(lws).get("deletionTimestamp"):
@@ -248,7 +284,7 @@ def reconcile_lws(
     key = revision_key(lws)
     actions = _sync_leader_set(lws, s, scope.leader_set, key)
     actions += _recreate_groups(lws, s, scope.pods, scope.sets)
-    actions += _workers(lws, s, scope.leaders, scope.sets)
+    actions += _workers(lws, s, scope, nodes)
     return _status(lws, s, scope.leader_set, scope.leaders, scope.sets, key, now) + actions
 
 

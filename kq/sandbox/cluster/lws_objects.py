@@ -133,6 +133,25 @@ def worker_statefulset(lws: Obj, leader: Obj) -> Obj:
     }
 
 
+def _exclusive(pod: Obj, key: str, topology: str) -> None:
+    """The leader's required affinity to its own group and anti-affinity to every other group,
+    both on the topology label: one group per domain."""
+    affinity = pod.setdefault("spec", {}).setdefault("affinity", {})
+    same = [{"key": GROUP_KEY, "operator": "In", "values": [key]}]
+    other = [
+        {"key": GROUP_KEY, "operator": "Exists"},
+        {"key": GROUP_KEY, "operator": "NotIn", "values": [key]},
+    ]
+    together = {"labelSelector": {"matchExpressions": same}, "topologyKey": topology}
+    apart = {"labelSelector": {"matchExpressions": other}, "topologyKey": topology}
+    for kind, term in (("podAffinity", together), ("podAntiAffinity", apart)):
+        terms = affinity.setdefault(kind, {}).setdefault(
+            "requiredDuringSchedulingIgnoredDuringExecution", []
+        )
+        if not any(t.get("topologyKey") == topology for t in terms):
+            terms.append(term)
+
+
 def default_pod(pod: Obj) -> None:
     """The LWS pod webhook, on a pod being created: group labels and the LWS_* variables.
 
@@ -146,6 +165,9 @@ def default_pod(pod: Obj) -> None:
     if labels.get(WORKER_INDEX) == "0":
         labels.setdefault(GROUP_INDEX, index)
         labels.setdefault(GROUP_KEY, group_key(str(pod["metadata"].get("namespace", "")), name))
+        topology = annotations_of(pod).get(EXCLUSIVE)
+        if topology:
+            _exclusive(pod, labels[GROUP_KEY], topology)
     else:
         labels[WORKER_INDEX] = index
     spec = pod.setdefault("spec", {})

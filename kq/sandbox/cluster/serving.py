@@ -39,7 +39,7 @@ def passes(view: View, now: datetime) -> Iterator[list[Action]]:
     for rs in view("ReplicaSet"):
         yield reconcile_replicaset(rs, pods, now)
     for lws in view("LeaderWorkerSet"):
-        yield reconcile_lws(lws, view("StatefulSet"), view("Pod"), now)
+        yield reconcile_lws(lws, view("StatefulSet"), view("Pod"), now, view("Node"))
     pods = view("Pod")
     for sts in view("StatefulSet"):
         yield reconcile_statefulset(sts, pods, now, default_pod)
