@@ -15,6 +15,7 @@ import structlog
 from kq.admissionchecks.runner import register_admission_checks
 from kq.config import KqConfig
 from kq.controllers.metrics import register_metrics
+from kq.controllers.plugin_controllers import register_plugin_controllers
 from kq.controllers.priority_classes import register_priority_classes
 from kq.controllers.registration import register_admission
 from kq.controllers.visible import VisibleQueues
@@ -37,15 +38,17 @@ from kq.webhooks.routes import for_server, routes
 async def install_controllers(manager: Manager, config: KqConfig) -> None:
     """Admission (quota reservation, preemption, queue status), the workload lifecycle
     (admission checks, deactivation, back-off), WorkloadPriorityClass values into Workloads,
-    check controllers, job integrations, the admission and conversion webhooks, and the
-    visibility API."""
+    check controllers, plugin controllers, job integrations, the admission and conversion
+    webhooks, and the visibility API."""
     pm = build_plugin_manager(config.plugins)
     pm.hook.kq_configure.call_historic(kwargs={"config": config})
     register_metrics(manager, config)
-    _serve_visibility(manager, config, register_admission(manager, config, pm))
+    visible = register_admission(manager, config, pm)
+    _serve_visibility(manager, config, visible)
     register_workload_lifecycle(manager, config)
     register_priority_classes(manager)
     await register_admission_checks(manager, pm, config.namespace)
+    await register_plugin_controllers(manager, pm, visible.retry_vetoed)
     jobs = await register_job_integrations(manager, pm, config)
     hooks = JobWebhooks(jobs.integrations, jobs.facts.webhook_facts)
     kueue = kueue_validator(await _admission_writers(manager), config.fair_sharing.enable)

@@ -109,6 +109,14 @@ def kq_register_job_integrations(register: Register) -> None:
     """
 
 
+@hookspec
+def kq_register_controllers(register: Register) -> None:
+    """Register ``kq.plugin.PluginController`` classes: a plugin's own async loop (watch, write).
+
+    kq runs ``run(ctx)`` on the leader of ``kq run`` and ``kq dev``; e.g. the ``budgets`` plugin.
+    """
+
+
 # -- decisions inside the scheduling cycle (pure, synchronous, over immutable snapshots) --------
 
 

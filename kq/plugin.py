@@ -6,13 +6,20 @@ the ``kq_register_*`` hooks and chosen per ClusterQueue by annotation
 ``kq.dev/hot-swap``); a name nobody registered makes the ClusterQueue ``Active=False`` (reason
 ``UnknownPlugin``). Import from here, not from the core's modules, so the core can change behind
 it. Admission-check controllers use ``kq.admissionchecks``; job integrations ``kq.jobframework``.
+
+A plugin that needs I/O of its own (watch kinds, write status) registers a ``PluginController``
+through ``kq_register_controllers``; kq's Budget API (``budgets.kq.dev``) is here too, for the
+built-in ``budgets`` plugin and any other that reads Budgets.
 """
 
 from kq.api.clusterqueue import TRY_NEXT_FLAVOR, ClusterQueue
 from kq.api.conditions import find as find_condition
+from kq.api.quantity import format_amount, to_amount
 from kq.api.quotas import FlavorResource
+from kq.api.timestamps import parse_time
 from kq.api.topology import TopologyAssignment
 from kq.api.workload import EVICTED, QUOTA_RESERVED
+from kq.budgets import Budget, BudgetError, Window, parse_budget, resource_hours
 from kq.cache.fair_share import DRS, dominant_resource_share
 from kq.cache.fair_share import NEGATIVE as NEGATIVE_DRS
 from kq.cache.fair_share import compare as compare_drs
@@ -20,8 +27,14 @@ from kq.cache.quota_tree import QuotaNode
 from kq.cache.snapshot import ClusterQueueSnapshot, Snapshot
 from kq.cache.topology import TopologyView, placements_of
 from kq.hookspecs import Register, hookimpl
+from kq.observability.metrics import REGISTRY as METRICS_REGISTRY
+from kq.plugins.controllers import ControllerContext, PluginController
 from kq.queue.requeue import RequeueReason
 from kq.queue.strategy import QueueingStrategy
+from kq.runtime.errors import ApiError
+from kq.runtime.resources import BUDGETS, CLUSTER_QUEUES, COHORTS, WORKLOADS, Resource
+from kq.runtime.store import Store
+from kq.scheduler.decisions import Admit
 from kq.scheduler.fungibility import choose as choose_by_fungibility
 from kq.scheduler.modes import FlavorOption, Mode
 from kq.scheduler.placement import Unplaced, affected_slices, keep_except, place, request_for
@@ -39,44 +52,67 @@ from kq.scheduler.victims import (
     IN_COHORT_RECLAMATION,
 )
 from kq.workload.info import WorkloadInfo
+from kq.workload.status import condition as make_condition
+from kq.workload.status import rfc3339
 
 __all__ = [
+    "BUDGETS",
+    "CLUSTER_QUEUES",
+    "COHORTS",
     "DRS",
     "EVICTED",
     "IN_CLUSTER_QUEUE",
     "IN_COHORT_FAIR_SHARING",
     "IN_COHORT_RECLAIM_WHILE_BORROWING",
     "IN_COHORT_RECLAMATION",
+    "METRICS_REGISTRY",
     "NEGATIVE_DRS",
     "QUOTA_RESERVED",
     "TRY_NEXT_FLAVOR",
+    "WORKLOADS",
+    "Admit",
+    "ApiError",
+    "Budget",
+    "BudgetError",
     "ClusterQueue",
     "ClusterQueueSnapshot",
+    "ControllerContext",
     "FlavorAssigner",
     "FlavorOption",
     "FlavorResource",
     "HotSwapPolicy",
     "Mode",
+    "PluginController",
     "Preemptor",
     "QueueingStrategy",
     "QuotaNode",
     "Recovery",
     "Register",
     "RequeueReason",
+    "Resource",
     "Snapshot",
+    "Store",
     "Target",
     "TopologyAssignment",
     "TopologyView",
     "Unplaced",
+    "Window",
     "WorkloadInfo",
     "affected_slices",
     "choose_by_fungibility",
     "compare_drs",
     "dominant_resource_share",
     "find_condition",
+    "format_amount",
     "hookimpl",
     "keep_except",
+    "make_condition",
+    "parse_budget",
+    "parse_time",
     "place",
     "placements_of",
     "request_for",
+    "resource_hours",
+    "rfc3339",
+    "to_amount",
 ]

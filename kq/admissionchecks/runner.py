@@ -278,6 +278,10 @@ async def _not_served(client: KubeClient, resources: Iterable[Resource]) -> list
     return missing
 
 
+not_served = _not_served
+"""Public for the other plugin runners (``kq.controllers.plugin_controllers``)."""
+
+
 async def served_controllers(
     client: KubeClient, controllers: Mapping[str, AdmissionCheckController]
 ) -> tuple[dict[str, AdmissionCheckController], dict[str, Activity]]:

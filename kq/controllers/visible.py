@@ -46,6 +46,12 @@ class VisibleQueues:
         self._leader = feed
         self._follower = None
 
+    def retry_vetoed(self) -> None:
+        """A veto plugin may let parked heads in now: put them back and wake the scheduler."""
+        if self._leader is not None:
+            self._leader.queues.requeue_inadmissible(list(self._leader.queues.queues))
+            self._leader.changed()
+
     def queues(self) -> QueueManager | None:
         if self._leader is not None:
             return self._leader.queues

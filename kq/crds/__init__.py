@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kq.crds import autoscaling, jobset, kubeflow, kueue, lws, ray
+from kq.crds import autoscaling, budgets, jobset, kubeflow, kueue, lws, ray
 
 
 def crds_by_group() -> dict[str, list[dict[str, Any]]]:
@@ -16,6 +16,7 @@ def crds_by_group() -> dict[str, list[dict[str, Any]]]:
         kubeflow.GROUP: kubeflow.crds(),
         autoscaling.GROUP: autoscaling.crds(),
         lws.GROUP: lws.crds(),
+        budgets.GROUP: budgets.crds(),
     }
 
 

@@ -52,6 +52,7 @@ PROVISIONING_REQUEST_CONFIGS = Resource(
 )
 COHORTS = Resource(KUEUE, "v1beta1", "cohorts", "Cohort", False)
 TOPOLOGIES = Resource(KUEUE, "v1beta1", "topologies", "Topology", False)
+BUDGETS = Resource("kq.dev", "v1alpha1", "budgets", "Budget", namespaced=False)
 PRIORITY_CLASSES = Resource("scheduling.k8s.io", "v1", "priorityclasses", "PriorityClass", False)
 
 KUEUE_KINDS = (

@@ -90,6 +90,7 @@ def webhook_configurations(
             (
                 ("kueue.x-k8s.io", "v1beta1", "clusterqueues"),
                 ("kueue.x-k8s.io", "v1beta1", "cohorts"),
+                ("kq.dev", "v1alpha1", "budgets"),
             ),
         ),
     ]

@@ -1,11 +1,13 @@
 """Validation of Kueue objects where kq and Kueue differ: allowed with a warning that says how,
-and a Workload's ``status.admission`` written by kq alone."""
+and a Workload's ``status.admission`` written by kq alone; and of kq's own Budgets."""
 
 from __future__ import annotations
 
 from collections.abc import Collection
 from typing import Any
 
+from kq.budgets import GROUP as BUDGETS_GROUP
+from kq.webhooks.budgets import validate_budget
 from kq.webhooks.review import Handler, Review, allowed, denied, request_kind, request_of
 
 RECLAIM_OUT_OF_COHORT_WARNING = (
@@ -32,6 +34,8 @@ def kueue_validator(
         request = request_of(review)
         uid = str(request["uid"])
         api_version, kind = request_kind(request)
+        if api_version.startswith(f"{BUDGETS_GROUP}/"):
+            return validate_budget(uid, request)
         if not api_version.startswith("kueue.x-k8s.io/"):
             return allowed(uid)
         if kind == "Workload" and admission_writers is not None:

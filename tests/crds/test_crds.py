@@ -58,6 +58,7 @@ def test_builtin_crds_lists_every_kind_once_in_a_stable_order() -> None:
         "MPIJob",
         "ProvisioningRequest",
         "LeaderWorkerSet",
+        "Budget",
     }
     assert list(crds_by_group()) == [
         "kueue.x-k8s.io",
@@ -66,6 +67,7 @@ def test_builtin_crds_lists_every_kind_once_in_a_stable_order() -> None:
         "kubeflow.org",
         "autoscaling.x-k8s.io",
         "leaderworkerset.x-k8s.io",
+        "kq.dev",
     ]
 
 

@@ -1,0 +1,173 @@
+"""What the veto reads and the controller keeps up to date: every budget's ledger, in memory.
+
+The veto runs inside the scheduling cycle, synchronous and without I/O, so the controller
+(``controller.py``) rebuilds this book from the API's Budgets and Workloads, and the hooks add
+what the cycle itself granted before any write comes back through a watch.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from kq.plugin import Budget, ClusterQueue, WorkloadInfo, resource_hours
+from kq_plugins.budgets.ledger import Account, Entry, account, need, shortfall
+
+GRANT_TTL_S = 60.0
+"""How long a grant the cycle made counts before the Workload shows it holds quota."""
+NO_BOUND = (
+    "budget {name}: the workload sets no spec.maximumExecutionTimeSeconds (label "
+    "kueue.x-k8s.io/max-exec-time-seconds on its job), so what it would consume is unbounded"
+)
+NOT_READY = "budgets: kq is reading the Budgets and their ledgers; tried again in a moment"
+Need = dict[str, float]
+
+
+@dataclass
+class Ledger:
+    """One budget and the admissions counted against it."""
+
+    budget: Budget
+    entries: list[Entry] = field(default_factory=list)
+    holding: dict[str, Need] = field(default_factory=dict)
+    """Workloads holding quota, not admitted yet (checks pending): their whole need."""
+
+    def account(self, now: float, extra: list[Need] | None = None) -> Account:
+        start = self.budget.window.start(now)
+        return account(self.entries, start, now, [*self.holding.values(), *(extra or ())])
+
+
+class Book:
+    """Budgets by name, and the scope each covers."""
+
+    def __init__(self, clock: Callable[[], float] = time.time) -> None:
+        self.clock = clock
+        self.ledgers: dict[str, Ledger] = {}
+        self.cohort_parents: dict[str, str | None] = {}
+        self.seconds_left: Callable[[str], float | None] = lambda _key: None
+        """Per workload key, its ``maximumExecutionTimeSeconds`` not yet used, if it has one."""
+        self._granted: dict[str, tuple[float, dict[str, Need]]] = {}
+        self._tentative: dict[str, dict[str, Need]] = {}
+        self.vetoed = False
+        """Set by a veto; the controller clears it when it asks for a retry."""
+        self.expected = False
+        """kq will run the controller here (the Budget kind is served)."""
+        self.ready = False
+        """The controller has read the Budgets and Workloads once."""
+
+    # -- scope --------------------------------------------------------------------------
+
+    def cohorts_of(self, cohort: str | None) -> list[str]:
+        """``cohort`` and its ancestors, nearest first (a cycle stops the walk)."""
+        chain: list[str] = []
+        while cohort is not None and cohort not in chain:
+            chain.append(cohort)
+            cohort = self.cohort_parents.get(cohort)
+        return chain
+
+    def covering(self, namespace: str, queue: str, cq: str, cohort: str | None) -> list[Ledger]:
+        """The budgets whose target includes a workload of ``namespace/queue`` in ``cq``."""
+        cohorts = self.cohorts_of(cohort)
+        found = []
+        for ledger in self.ledgers.values():
+            target = ledger.budget.target
+            if (
+                (target.kind == "ClusterQueue" and target.name == cq)
+                or (target.kind == "Cohort" and target.name in cohorts)
+                or (
+                    (target.kind == "LocalQueue" and target.namespace == namespace)
+                    and target.name == queue
+                )
+            ):
+                found.append(ledger)
+        return found
+
+    # -- the veto -----------------------------------------------------------------------
+
+    def veto(self, info: WorkloadInfo, cq: ClusterQueue) -> str | None:
+        """Why admitting ``info`` now would exceed a budget, or ``None`` (and it is counted)."""
+        if self.expected and not self.ready:
+            self.vetoed = True
+            return NOT_READY
+        workload = info.obj
+        ledgers = self.covering(workload.namespace, workload.queue_name, cq.name, cq.cohort)
+        if not ledgers:
+            return None
+        usage = requested(info)
+        now = self.clock()
+        wanted: dict[str, Need] = {}
+        for ledger in ledgers:
+            budget = ledger.budget
+            if not any(usage.get(r) for r in budget.limits):
+                continue
+            seconds = self.seconds_left(info.key)
+            if seconds is None:
+                self.vetoed = True
+                return NO_BOUND.format(name=budget.name)
+            wanted[budget.name] = need(usage, seconds)
+            current = ledger.account(now, self._pending(budget.name, info.key))
+            short = shortfall(budget.limits, current, wanted[budget.name])
+            if short is not None:
+                self.vetoed = True
+                return exhausted_message(budget, *short)
+        self._tentative[info.key] = wanted
+        return None
+
+    def _pending(self, budget: str, skip: str) -> list[Need]:
+        """Needs granted or tentatively allowed that no Workload shows yet."""
+        needs = [n[budget] for k, (_, n) in self._granted.items() if k != skip and budget in n]
+        needs += [n[budget] for k, n in self._tentative.items() if k != skip and budget in n]
+        return needs
+
+    def admitted(self, key: str) -> None:
+        """The cycle admitted ``key``: its need counts until the Workload shows quota."""
+        wanted = self._tentative.pop(key, None)
+        if wanted:
+            self._granted[key] = (self.clock(), wanted)
+
+    def cycle_end(self) -> None:
+        self._tentative.clear()
+
+    def seen_holding(self, keys: set[str]) -> None:
+        """Grants of workloads now seen holding quota (or too old) count from the ledger."""
+        oldest = self.clock() - GRANT_TTL_S
+        self._granted = {k: v for k, v in self._granted.items() if k not in keys and v[0] >= oldest}
+
+    def granted(self, budget: str) -> list[Need]:
+        return [n[budget] for _, n in self._granted.values() if budget in n]
+
+
+def requested(info: WorkloadInfo) -> dict[str, int]:
+    """What the workload would hold, all pod sets at full count, in Kueue units."""
+    total: dict[str, int] = {}
+    reclaimable = info.obj.reclaimable_pods
+    for pod_set in info.obj.pod_sets:
+        count = pod_set.count - reclaimable.get(pod_set.name, 0)
+        for resource, amount in pod_set.requests.items():
+            total[resource] = total.get(resource, 0) + amount * count
+    return total
+
+
+def number(value: float) -> str:
+    """9,940 or 2.5 or 0.0125: thousands separated, at most four significant decimals."""
+    if abs(value) >= 100:
+        return f"{value:,.0f}"
+    if abs(value) >= 1:
+        return f"{value:,.2f}".rstrip("0").rstrip(".")
+    return f"{value:.3g}"
+
+
+def exhausted_message(budget: Budget, resource: str, used: float, wanted: float) -> str:
+    """Kq's pending message for a workload a budget keeps waiting."""
+    limit = budget.limits[resource]
+    available = max(0.0, limit - used)
+    unit = f"{resource}-hours"
+
+    def h(amount: float) -> str:
+        return number(resource_hours(resource, amount))
+
+    return (
+        f"budget {budget.name} {resource}: {h(used)} of {h(limit)} {unit} used or reserved in "
+        f"the window; {h(available)} available, needs {h(wanted)}"
+    )

@@ -1,0 +1,217 @@
+"""The budgets' controller: keeps the book from the API, and each Budget's status in it.
+
+On each tick (a change of a watched kind, or the window moving) it reads every Budget and
+Workload from the informer caches, records admissions that started or ended in each budget's
+ledger, writes the status of every budget whose figures moved, and asks the scheduler to try
+the vetoed workloads again. The first time it sees a Budget it takes the ledger from its status:
+a restarted or newly elected kq goes on counting where the last one stopped.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterable, Mapping
+from typing import Any, ClassVar
+
+import structlog
+
+from kq.plugin import (
+    BUDGETS,
+    CLUSTER_QUEUES,
+    COHORTS,
+    WORKLOADS,
+    ApiError,
+    BudgetError,
+    ControllerContext,
+    Resource,
+    parse_budget,
+)
+from kq_plugins.budgets import metrics
+from kq_plugins.budgets.book import Book, Ledger
+from kq_plugins.budgets.ledger import Entry, need, prune
+from kq_plugins.budgets.status import invalid, load_entries, render
+from kq_plugins.budgets.workloads import Facts, facts, limit_left
+
+log = structlog.get_logger("kq_plugins.budgets")
+
+MIN_GAP_S = 0.5
+"""At least this long between ticks: a busy cluster changes Workloads all the time."""
+MAX_TICK_S = 15.0
+
+
+class BudgetController:
+    NAME: ClassVar[str] = "budgets"
+    WATCHES: ClassVar[tuple[Resource, ...]] = (BUDGETS, WORKLOADS, CLUSTER_QUEUES, COHORTS)
+    book: ClassVar[Book | None] = None
+    """The book the plugin's hooks read; set by the plugin module at import."""
+
+    def __init__(self) -> None:
+        # kq will run this controller: until its first sync, the veto cannot tell who fits.
+        if self.book is not None:
+            self.book.expected = True
+
+    async def run(self, ctx: ControllerContext) -> None:
+        book = self.book
+        assert book is not None
+        wake = asyncio.Event()
+        for resource in self.WATCHES:
+            ctx.on_change(resource, wake.set)
+        workloads = ctx.store(WORKLOADS)
+
+        def seconds_left(key: str) -> float | None:
+            obj = workloads.get(key)
+            return None if obj is None else limit_left(obj)
+
+        book.seconds_left = seconds_left
+        written: dict[str, Any] = {}
+        while True:
+            now = book.clock()
+            sync(book, ctx.store(BUDGETS).values(), workloads.values(), ctx, now)
+            book.ready = True
+            await _write_all(ctx, book, now, written)
+            if book.vetoed:
+                book.vetoed = False
+                ctx.retry_vetoed()
+            try:
+                async with asyncio.timeout(tick_seconds(book)):
+                    await wake.wait()
+            except TimeoutError:
+                pass
+            wake.clear()
+            await asyncio.sleep(MIN_GAP_S)
+
+
+def tick_seconds(book: Book) -> float:
+    """Often enough that a window's roll-over or ageing is seen within a 50th of it."""
+    windows = [ledger.budget.window.seconds / 50 for ledger in book.ledgers.values()]
+    return max(MIN_GAP_S, min([MAX_TICK_S, *windows]))
+
+
+def sync(
+    book: Book,
+    budgets: Iterable[Mapping[str, Any]],
+    workloads: Iterable[Mapping[str, Any]],
+    ctx: ControllerContext,
+    now: float,
+) -> None:
+    """Bring every ledger up to date with the Budgets and Workloads as the caches hold them."""
+    book.cohort_parents = _cohort_parents(ctx)
+    cq_cohorts = {
+        str(o["metadata"]["name"]): (o.get("spec") or {}).get("cohort")
+        for o in ctx.store(CLUSTER_QUEUES).values()
+    }
+    seen = [facts(o) for o in workloads]
+    book.seen_holding({f.key for f in seen if f.admitted_since or f.holding or f.finished_span})
+    present = set()
+    for obj in budgets:
+        name = str(obj["metadata"]["name"])
+        try:
+            budget = parse_budget(obj)
+        except BudgetError:
+            book.ledgers.pop(name, None)
+            continue
+        present.add(name)
+        ledger = book.ledgers.get(name)
+        if ledger is None:
+            ledger = book.ledgers[name] = Ledger(budget, load_entries(obj))
+        ledger.budget = budget
+        mine = [
+            f for f in seen
+            if ledger in book.covering(f.namespace, f.queue, f.cluster_queue or "",
+                                       cq_cohorts.get(f.cluster_queue or ""))
+        ]  # fmt: skip
+        update(ledger, mine, now)
+    for name in set(book.ledgers) - present:
+        del book.ledgers[name]
+
+
+def update(ledger: Ledger, workloads: list[Facts], now: float) -> None:
+    """Open an entry for each admission the ledger lacks, close those that ended, prune."""
+    running = {(f.uid, f.admitted_since): f for f in workloads if f.admitted_since is not None}
+    by_uid = {f.uid: f for f in workloads}
+    entries: list[Entry] = []
+    for entry in ledger.entries:
+        if entry.end is None and (entry.uid, entry.start) not in running:
+            entry = entry.closed(_ended_at(entry, by_uid.get(entry.uid), now))
+        entries.append(entry)
+        running.pop((entry.uid, entry.start), None)
+    for (uid, start), f in running.items():
+        assert start is not None
+        bound = None if f.limit_left is None else start + f.limit_left
+        entries.append(Entry(f.key, uid, start, f.usage, bound_end=bound))
+    known = {(e.uid, e.start) for e in entries}
+    for f in workloads:  # admitted and finished between two ticks
+        if f.finished_span is not None and (f.uid, f.finished_span[0]) not in known:
+            start, end = f.finished_span
+            entries.append(Entry(f.key, f.uid, start, f.usage, end=end))
+    ledger.entries = prune(entries, ledger.budget.window.start(now))
+    ledger.holding = {f.key: need(f.usage, f.limit_left or 0.0) for f in workloads if f.holding}
+
+
+def _ended_at(entry: Entry, workload: Facts | None, now: float) -> float:
+    """When the Workload says it stopped; else now (kq was down, or it was deleted), but never
+    past its maximum execution time, when kq would have stopped it."""
+    at = workload.released_at if workload is not None else None
+    if at is not None and at <= now:
+        return at
+    return now if entry.bound_end is None else min(now, entry.bound_end)
+
+
+def _due(
+    current: Mapping[str, Any],
+    new: Mapping[str, Any],
+    last: tuple[Mapping[str, Any], float] | None,
+    now: float,
+    period: float,
+) -> bool:
+    """Whether to write: the ledger, a condition or the window moved, or the figures are older
+    than a tick (they grow continuously while anything runs; each change is not worth a write)."""
+    if current == new or (last is not None and last[0] == new):
+        return False
+    steady = ("admissions", "conditions", "windowEnd", "observedGeneration")
+    if any(current.get(k) != new.get(k) for k in steady) or last is None:
+        return True
+    return now - last[1] >= period
+
+
+def _cohort_parents(ctx: ControllerContext) -> dict[str, str | None]:
+    parents = {}
+    for obj in ctx.store(COHORTS).values():
+        spec = obj.get("spec") or {}
+        parents[str(obj["metadata"]["name"])] = spec.get("parentName") or spec.get("parent")
+    return parents
+
+
+async def _write_all(
+    ctx: ControllerContext, book: Book, now: float, written: dict[str, Any]
+) -> None:
+    for obj in ctx.store(BUDGETS).values():
+        name = str(obj["metadata"]["name"])
+        ledger = book.ledgers.get(name)
+        if ledger is None:
+            try:
+                parse_budget(obj)
+            except BudgetError as exc:
+                status = invalid(str(exc), now, obj)
+            else:
+                continue
+        else:
+            account = ledger.account(now, book.granted(name))
+            status = render(ledger.budget, ledger.entries, account, now, obj)
+            metrics.observe(ledger.budget, account)
+        status["observedGeneration"] = obj["metadata"].get("generation", 0)
+        if not _due(obj.get("status") or {}, status, written.get(name), now, tick_seconds(book)):
+            continue
+        try:
+            await ctx.client.merge_patch(
+                BUDGETS,
+                name,
+                {"status": status},
+                resource_version=obj["metadata"].get("resourceVersion"),
+                subresource="status",
+            )
+            written[name] = (status, now)
+        except ApiError as exc:  # 409: the watch brings the newer object, and another tick
+            if exc.status not in (404, 409):
+                log.warning("budget status not written", budget=name, error=str(exc))
+    metrics.forget(set(book.ledgers))

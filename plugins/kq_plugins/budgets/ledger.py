@@ -1,0 +1,98 @@
+"""The accounting of one budget, pure: admissions in, resource-seconds out.
+
+Usage is what an admitted workload holds (its admission's ``resourceUsage``) times the time it
+holds it, counted from its ``Admitted`` condition, the clock ``maximumExecutionTimeSeconds``
+runs on. Amounts are in Kueue units (cpu in millicores), time in epoch seconds.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, replace
+
+Usage = Mapping[str, int]
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    """One admission of one workload: from ``start`` to ``end`` (``None``: still running)."""
+
+    workload: str
+    uid: str
+    start: float
+    usage: Usage
+    end: float | None = None
+    bound_end: float | None = None
+    """When ``maximumExecutionTimeSeconds`` stops it; ``None`` when it has no limit."""
+
+    def closed(self, at: float) -> Entry:
+        return replace(self, end=max(self.start, at))
+
+    def seconds_in(self, since: float, until: float) -> float:
+        """How long it held its usage within ``[since, until]``."""
+        end = until if self.end is None else min(self.end, until)
+        return max(0.0, end - max(self.start, since))
+
+    def seconds_left(self, now: float) -> float:
+        """How much longer it may run: zero once closed or without a known bound."""
+        if self.end is not None or self.bound_end is None:
+            return 0.0
+        return max(0.0, self.bound_end - max(now, self.start))
+
+
+@dataclass(frozen=True, slots=True)
+class Account:
+    """Resource-seconds per resource: consumed in the window, and reserved by what runs."""
+
+    consumed: Mapping[str, float] = field(default_factory=dict)
+    reserved: Mapping[str, float] = field(default_factory=dict)
+
+    def used(self, resource: str) -> float:
+        return self.consumed.get(resource, 0.0) + self.reserved.get(resource, 0.0)
+
+
+def account(
+    entries: Iterable[Entry],
+    window_start: float,
+    now: float,
+    also_reserved: Iterable[Mapping[str, float]] = (),
+) -> Account:
+    """What ``entries`` consumed in ``[window_start, now]`` and still may consume after ``now``.
+
+    ``also_reserved``: needs not in the ledger yet (holding quota, not admitted; just granted).
+    """
+    consumed: dict[str, float] = {}
+    reserved: dict[str, float] = {}
+    for entry in entries:
+        held = entry.seconds_in(window_start, now)
+        left = entry.seconds_left(now)
+        for resource, amount in entry.usage.items():
+            if held:
+                consumed[resource] = consumed.get(resource, 0.0) + amount * held
+            if left:
+                reserved[resource] = reserved.get(resource, 0.0) + amount * left
+    for wanted in also_reserved:
+        for resource, seconds in wanted.items():
+            reserved[resource] = reserved.get(resource, 0.0) + seconds
+    return Account(consumed, reserved)
+
+
+def need(usage: Usage, seconds: float) -> dict[str, float]:
+    """Resource-seconds a workload holding ``usage`` for ``seconds`` consumes."""
+    return {resource: amount * seconds for resource, amount in usage.items() if amount}
+
+
+def prune(entries: Iterable[Entry], window_start: float) -> list[Entry]:
+    """Drop the admissions that ended before the window: they count no more."""
+    return [e for e in entries if e.end is None or e.end > window_start]
+
+
+def shortfall(
+    limits: Mapping[str, float], used: Account, wanted: Mapping[str, float]
+) -> tuple[str, float, float] | None:
+    """The first resource (sorted) where ``wanted`` does not fit: (resource, used, wanted)."""
+    for resource in sorted(limits):
+        amount = wanted.get(resource, 0.0)
+        if amount and used.used(resource) + amount > limits[resource]:
+            return resource, used.used(resource), amount
+    return None
