@@ -467,3 +467,26 @@ def test_kubectl_create_sends_rbac_objects_the_server_stores_alike(
         assert not can_i(cluster, kubectl_cache, "get", "pods/b", "-n", namespace, "--as=jane")
     finally:
         cluster.kubectl("delete", "clusterrole", name, f"{name}-urls", cache_dir=kubectl_cache)
+
+
+def test_a_token_for_another_audience_is_not_the_api_servers(
+    cluster: Cluster, kubectl_cache: Path, team: tuple[str, str]
+) -> None:
+    ns, _ = team
+    done = cluster.kubectl("create", "token", "bot", "-n", ns, "--audience=vault",
+                           cache_dir=kubectl_cache)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    vault = done.stdout.strip()
+    assert http(cluster, "GET", f"/api/v1/namespaces/{ns}/pods", vault)[0] == 401
+    admin = yaml.safe_load(cluster.kubeconfig.read_text())["users"][0]["user"]["token"]
+    path = "/apis/authentication.k8s.io/v1/tokenreviews"
+    review = {"apiVersion": "authentication.k8s.io/v1", "kind": "TokenReview",
+              "spec": {"token": vault, "audiences": ["vault"]}}  # fmt: skip
+    code, answer = http(cluster, "POST", path, admin, review)
+    assert code == 201
+    assert answer["status"]["authenticated"] is True
+    assert answer["status"]["user"]["username"] == f"system:serviceaccount:{ns}:bot"
+    assert answer["status"]["audiences"] == ["vault"]
+    code, answer = http(cluster, "POST", path, admin, {**review, "spec": {"token": vault}})
+    assert code == 201
+    assert not answer["status"].get("authenticated")

@@ -9,8 +9,9 @@ everything without looking at any binding, as upstream's privileged-group author
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from kq.sandbox.apiserver.errors import ApiError
@@ -116,6 +117,15 @@ def _applies(subject: Any, user: User, namespace: str) -> bool:
     return False
 
 
+def _source(kind: str, binding: Obj, subject: dict[str, Any]) -> str:
+    """Upstream's words for the binding that allowed a request."""
+    meta, ref = binding["metadata"], binding.get("roleRef") or {}
+    namespace = meta.get("namespace", "")
+    name = f"{meta['name']}/{namespace}" if namespace else meta["name"]
+    role = f'{ref.get("kind", "")} "{ref.get("name", "")}"'
+    return f'{kind} "{name}" of {role} to {_describe(subject, namespace)}'
+
+
 def _describe(subject: dict[str, Any], namespace: str) -> str:
     if subject.get("kind") == "ServiceAccount":
         name = f"{subject.get('name', '')}/{subject.get('namespace') or namespace}"
@@ -136,7 +146,7 @@ class Authorizer:
         missing: list[str] = []
         for source, rules in self._bound(user, attrs.namespace, missing):
             if any(rule_allows(rule, attrs) for rule in rules):
-                return True, f"RBAC: allowed by {source}"
+                return True, f"RBAC: allowed by {source()}"
         if not missing:
             return False, ""
         joined = missing[0] if len(missing) == 1 else f"[{', '.join(missing)}]"
@@ -153,9 +163,10 @@ class Authorizer:
 
     def _bound(
         self, user: User, namespace: str, missing: list[str]
-    ) -> Iterator[tuple[str, list[Any]]]:
+    ) -> Iterator[tuple[Callable[[], str], list[Any]]]:
         """(describer, rules) of each binding whose subjects name ``user``, cluster-wide
-        bindings first; a binding whose role is missing adds to ``missing``."""
+        bindings first; a binding whose role is missing adds to ``missing``. The describer
+        is called only for the binding that allows a request."""
         scopes: list[tuple[str, str | None, str]] = [
             (CLUSTER_ROLE_BINDINGS, None, "ClusterRoleBinding")
         ]
@@ -170,13 +181,7 @@ class Authorizer:
                 rules = self._role_rules(ref, namespace if scope else "", missing)
                 if rules is None:
                     continue
-                meta = binding["metadata"]
-                name = f"{meta['name']}/{meta['namespace']}" if scope else meta["name"]
-                yield (
-                    f'{kind} "{name}" of {ref.get("kind", "")} "{ref.get("name", "")}" to '
-                    f"{_describe(found, meta.get('namespace', ''))}",
-                    rules,
-                )
+                yield partial(_source, kind, binding, found), rules
 
     def _subject(self, binding: Obj, user: User, namespace: str) -> dict[str, Any] | None:
         for subject in binding.get("subjects") or ():
