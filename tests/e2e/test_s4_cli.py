@@ -113,12 +113,13 @@ def test_s4_through_kubectl_kq(dev: tuple[Sandbox, Path]) -> None:
               "PENDING WORKLOADS"] == "2")  # fmt: skip
 
     queues = table(kq(sandbox, "list", "localqueue", "-A"))
-    assert {(r["NAMESPACE"], r["NAME"], r["CLUSTERQUEUE"]) for r in queues} == {
+    # On the shared real API server other tests' queues may be listed too.
+    assert {(r["NAMESPACE"], r["NAME"], r["CLUSTERQUEUE"]) for r in queues} >= {
         ("team-a", "team-a", "team-a-cq"),
         ("team-b", "team-b", "team-b-cq"),
     }
     flavors = {r["NAME"] for r in table(kq(sandbox, "list", "resourceflavor"))}
-    assert flavors == {"on-demand", "spot", "a100", "h100"}
+    assert flavors >= {"on-demand", "spot", "a100", "h100"}
 
     workloads = {r["JOB NAME"]: r for r in table(kq(sandbox, "list", "workload", "-n", "team-b"))}
     assert workloads["team-b-borrowing"]["STATUS"] == "ADMITTED"
@@ -138,7 +139,7 @@ def test_s4_through_kubectl_kq(dev: tuple[Sandbox, Path]) -> None:
         r["NAME"] for r in workloads.values()
     )
     as_yaml = yaml.safe_load(kq(sandbox, "list", "cq", "-o", "yaml"))
-    assert {q["metadata"]["name"] for q in as_yaml["items"]} == {"team-a-cq", "team-b-cq"}
+    assert {q["metadata"]["name"] for q in as_yaml["items"]} >= {"team-a-cq", "team-b-cq"}
 
     # The borrowing job's 3 pods, found by the Job's pod label as kueuectl does.
     def running() -> list[dict[str, str]] | None:
