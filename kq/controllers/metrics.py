@@ -106,6 +106,16 @@ def _admitted(obj: Object, cq: str, waited: float, cohorts: Iterable[str]) -> No
         lq_metrics.admission_wait_time_seconds.labels(*lq, pc, role()).observe(waited)
 
 
+def gate_removed(gate: str, obj: Object, is_group: bool) -> None:
+    """A pod's scheduling gate removed: seconds since its Workload was admitted."""
+    cq, admitted = _admitted_queue(obj), _true_since(obj, "Admitted")
+    if not cq or admitted is None:
+        return
+    seconds = max(0.0, time.time() - admitted)
+    row = (gate, cq, str(is_group).lower(), role())
+    metrics.pod_scheduling_gate_removal_seconds.labels(*row).observe(seconds)
+
+
 class Evictions:
     """Eviction counters; remembers which (workload, reason, cause) it has counted once."""
 

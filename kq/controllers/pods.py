@@ -19,6 +19,7 @@ import structlog
 
 from kq.api.topology import HOSTNAME, TOPOLOGY_GATE, WORKLOAD_ANNOTATION
 from kq.api.workload import Workload, parse_workload
+from kq.controllers import metrics
 from kq.jobframework.constants import POD_SET_LABEL
 from kq.runtime.client import KubeClient
 from kq.runtime.errors import ApiError
@@ -34,6 +35,9 @@ Object = dict[str, Any]
 TAS_SELECTOR = "kueue.x-k8s.io/tas=true"
 COMPLETION_INDEX = "batch.kubernetes.io/job-completion-index"
 BY_WORKLOAD = "kq-workload"
+
+
+GROUP_LABEL = "kueue.x-k8s.io/pod-group-name"
 
 
 def workload_of(pod: Mapping[str, Any]) -> str | None:
@@ -195,6 +199,12 @@ class TopologyPods:
             log.info("pod not pinned", pod=meta["name"], node=node, error=str(exc))
             if exc.status == 409:
                 self._waiting.add(_key(pod))
+            return
+        workload_key = workload_of(pod)
+        obj = self._workloads.get(workload_key) if workload_key else None
+        if obj is not None:
+            is_group = bool((meta.get("labels") or {}).get(GROUP_LABEL))
+            metrics.gate_removed(TOPOLOGY_GATE, obj, is_group)
 
     def fail_on(self, workload: str, nodes: frozenset[str], why: str) -> None:
         """Fail the workload's live pods on ``nodes``, so its job restarts now."""

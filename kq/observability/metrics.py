@@ -46,7 +46,6 @@ NOT_PRODUCED = {
     "kueue_local_queue_admission_fair_sharing_usage": "kq has no admission fair sharing",
     "kueue_admission_cycle_preemption_skips": "kq's cycle records no skipped preemptions",
     "kueue_workload_creation_latency_seconds": "kq's job framework does not time it yet",
-    "kueue_pod_scheduling_gate_removal_seconds": "kq's gate removal does not time it yet",
 }
 """Kueue v0.19 metrics kq does not expose, and why."""
 
@@ -180,6 +179,13 @@ preempted_workloads_total = counter(
     "preempted_workloads_total",
     "Preempted workloads, per preempting_cluster_queue and reason.",
     ["preempting_cluster_queue", "reason"],
+)
+# Timed where kq removes the kueue.x-k8s.io/topology gate (kq.controllers.pods).
+pod_scheduling_gate_removal_seconds = histogram(
+    "pod_scheduling_gate_removal_seconds",
+    "Seconds from a Workload's admission until a pod's scheduling gate was removed.",
+    ["name", CQ, "is_group"],
+    GO_DEFAULT_BUCKETS,
 )
 workload_eviction_latency_seconds = histogram(
     "workload_eviction_latency_seconds",

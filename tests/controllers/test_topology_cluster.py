@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from kq.controllers.admission import AdmissionController
+from kq.observability.metrics import REGISTRY
 from kq.runtime.client import KubeClient
 from kq.runtime.resources import NODES, PODS, WORKLOADS
 from tests.controllers.helpers import (
@@ -66,6 +67,14 @@ async def test_slices_get_whole_pools_and_gated_pods_are_pinned_to_them(
         obj = await eventually(lambda: admitted(client, ns, "wl"), "wl admitted")
         pools = pools_of(obj)
         assert pools[0] == pools[1] != pools[2] == pools[3]
+        gate = {
+            "name": "kueue.x-k8s.io/topology",
+            "cluster_queue": obj["status"]["admission"]["clusterQueue"],
+            "is_group": "false",
+            "replica_role": "standalone",
+        }
+        timed = "kueue_pod_scheduling_gate_removal_seconds_count"
+        before = REGISTRY.get_sample_value(timed, gate) or 0
         for index in range(4):
             await client.create(PODS, gated_pod(ns, "wl", index, cpu=4))
 
@@ -78,6 +87,12 @@ async def test_slices_get_whole_pools_and_gated_pods_are_pinned_to_them(
         hosts = await eventually(pinned, "every pod ungated and pinned")
         assert len(set(hosts)) == 4
         assert [h.split("-")[1] for h in hosts] == pools  # its slice's pool, one pod per node
+
+        # Kueue's gate-removal latency, once per pinned pod.
+        async def all_timed() -> bool:
+            return REGISTRY.get_sample_value(timed, gate) == before + 4
+
+        await eventually(all_timed, "4 gate removals timed")
         apply(cluster, kubectl_cache,
               sliced_workload(ns, "more", "lq", ident, count=2, size=2, cpu=4))  # fmt: skip
         words = (
