@@ -89,6 +89,10 @@ USED = (
     Use("jobset.x-k8s.io", "jobsets", ("list", "patch", "watch")),
     Use("ray.io", "rayjobs", ("list", "patch", "watch")),
     Use("kubeflow.org", "mpijobs", ("list", "patch", "watch")),
+    # The budgets plugin reads Budgets and writes each one's ledger into its status
+    # (plugins/kq_plugins/budgets/controller.py).
+    Use("kq.dev", "budgets", ("list", "watch")),
+    Use("kq.dev", "budgets/status", ("patch",)),
     # kq/runtime/events.py
     Use("", "events", ("create",)),
     # kq/runtime/metrics_server.py: who scrapes /metrics, and may they.
