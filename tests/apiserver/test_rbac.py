@@ -20,7 +20,7 @@ import pytest
 import yaml
 
 from tests.apiserver.conftest import unique
-from tests.harness import Cluster, wait_until
+from tests.harness import REPO, Cluster, wait_until
 
 RBAC = "rbac.authorization.k8s.io"
 
@@ -490,3 +490,39 @@ def test_a_token_for_another_audience_is_not_the_api_servers(
     code, answer = http(cluster, "POST", path, admin, {**review, "spec": {"token": vault}})
     assert code == 201
     assert not answer["status"].get("authenticated")
+
+
+def test_deploy_visibility_roles_aggregate_into_view(
+    cluster: Cluster, kubectl_cache: Path, team: tuple[str, str]
+) -> None:
+    """Who may see pending workloads: ``deploy/visibility.yaml``'s ClusterRoles join the
+    default ``view`` (and ``edit``, ``admin``) through their aggregate-to labels."""
+    if cluster.backend != "embedded":
+        pytest.skip("kube-controller-manager aggregates ClusterRoles; the real backend runs none")
+    ns, _ = team
+    manifest = REPO / "deploy" / "visibility.yaml"
+    viewers = [
+        d for d in yaml.safe_load_all(manifest.read_text()) if d and d["kind"] == "ClusterRole"
+    ]
+    assert viewers
+    apply(cluster, kubectl_cache, *viewers, binding(ns, "view", "view", "bot", kind="ClusterRole"))
+    admin = yaml.safe_load(cluster.kubeconfig.read_text())["users"][0]["user"]["token"]
+
+    def allowed(resource: str, namespace: str) -> bool:
+        attrs = {"verb": "list", "group": "visibility.kueue.x-k8s.io", "resource": resource,
+                 "subresource": "pendingworkloads", "namespace": namespace}  # fmt: skip
+        review = {"apiVersion": "authorization.k8s.io/v1", "kind": "SubjectAccessReview",
+                  "spec": {"user": f"system:serviceaccount:{ns}:bot",
+                           "resourceAttributes": attrs}}  # fmt: skip
+        code, answer = http(cluster, "POST", "/apis/authorization.k8s.io/v1/subjectaccessreviews",
+                            admin, review)  # fmt: skip
+        assert code == 201, answer
+        return bool(answer["status"]["allowed"])
+
+    try:
+        assert allowed("localqueues", ns)
+        assert not allowed("localqueues", "default")  # the binding is in the team's namespace
+        assert not allowed("clusterqueues", "")  # and grants nothing cluster-wide
+    finally:
+        names = [d["metadata"]["name"] for d in viewers]
+        cluster.kubectl("delete", "clusterrole", *names, cache_dir=kubectl_cache)

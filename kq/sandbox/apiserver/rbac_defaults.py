@@ -3,14 +3,15 @@
 The subset that matters to a sandbox: ``cluster-admin`` for ``system:masters``; discovery,
 self-reviews and health for every authenticated user; ``admin``/``edit``/``view`` as
 aggregates (what ``deploy/visibility.yaml`` adds to), with the aggregated rules of the
-built-in kinds the embedded server serves. Created when missing, never overwritten.
+built-in kinds the embedded server serves; in kube-system, the Role that lets an aggregated
+API server read the authentication ConfigMap. Created when missing, never overwritten.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from kq.sandbox.apiserver.rbac import CLUSTER_ROLE_BINDINGS, CLUSTER_ROLES, GROUP
+from kq.sandbox.apiserver.rbac import CLUSTER_ROLE_BINDINGS, CLUSTER_ROLES, GROUP, ROLES
 from kq.sandbox.apiserver.store import Store
 
 READ = ["get", "list", "watch"]
@@ -18,6 +19,7 @@ WRITE = ["create", "delete", "deletecollection", "patch", "update"]
 AGGREGATE = "rbac.authorization.k8s.io/aggregate-to-"
 _META_LABELS = {"kubernetes.io/bootstrapping": "rbac-defaults"}
 _AUTOUPDATE = {"rbac.authorization.kubernetes.io/autoupdate": "true"}
+AUTHENTICATION_CONFIG = "extension-apiserver-authentication"
 
 
 def _rule(verbs: list[str], groups: list[str], resources: list[str]) -> dict[str, Any]:
@@ -119,8 +121,24 @@ def cluster_role_bindings() -> list[dict[str, Any]]:
     ]
 
 
+def roles() -> list[dict[str, Any]]:
+    """Namespaced defaults: what an aggregated API server (kq's visibility server) reads."""
+    reader = _role(
+        "extension-apiserver-authentication-reader",
+        [{**_rule(READ, [""], ["configmaps"]), "resourceNames": [AUTHENTICATION_CONFIG]}],
+    )
+    reader["kind"] = "Role"
+    reader["metadata"]["namespace"] = "kube-system"
+    return [reader]
+
+
 def missing(store: Store) -> list[tuple[str, dict[str, Any]]]:
     """(storage, object) of each default not in ``store`` yet."""
     wanted = [(CLUSTER_ROLES, r) for r in cluster_roles()]
     wanted += [(CLUSTER_ROLE_BINDINGS, b) for b in cluster_role_bindings()]
-    return [(s, o) for s, o in wanted if store.get(s, "", o["metadata"]["name"]) is None]
+    wanted += [(ROLES, r) for r in roles()]
+    return [
+        (s, o)
+        for s, o in wanted
+        if store.get(s, o["metadata"].get("namespace", ""), o["metadata"]["name"]) is None
+    ]

@@ -152,7 +152,7 @@ async def _bootstrap(api: Api, crds: list[dict[str, Any]]) -> None:
     for storage, obj in rbac_defaults.missing(api.store):
         rt = api.registry.by_storage(storage)
         assert rt is not None
-        await api.create(rt, "", obj, Ctx())
+        await api.create(rt, obj["metadata"].get("namespace", ""), obj, Ctx())
     for crd in crds:
         existing = api.store.get(CRD.storage, "", crd["metadata"]["name"])
         if existing is None:
