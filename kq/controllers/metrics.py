@@ -177,6 +177,8 @@ class WorkloadTransitions:
         finished = _true_since(new, "Finished") is not None
         if finished:
             self.finished[key] = (_admitted_queue(new), _local_queue(new))
+        else:
+            self.finished.pop(key, None)  # its Finished condition was taken back
         if change.old is None or not self.is_leader():
             return  # a (re)list replays what is, not what happened
         if finished and _true_since(old, "Finished") is None:

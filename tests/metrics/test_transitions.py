@@ -1,0 +1,125 @@
+"""The series kq moves from Workload transitions seen on the watch, and eviction counting."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from kq.controllers.metrics import Evictions, WorkloadTransitions, split_reason
+from kq.observability.metric_options import role
+from kq.observability.metrics import REGISTRY
+from kq.runtime.store import Change, EventType
+from kq.workload.status import rfc3339
+
+Obj = dict[str, Any]
+CQ = "cq-transitions"
+
+
+def wl(name: str, *conditions: tuple[str, str, float], admitted: bool = True) -> Obj:
+    status: Obj = {
+        "conditions": [
+            {"type": t, "status": s, "reason": t, "lastTransitionTime": rfc3339(at)}
+            for t, s, at in conditions
+        ]
+    }
+    if admitted:
+        status["admission"] = {"clusterQueue": CQ}
+    return {
+        "metadata": {"name": name, "namespace": "ns", "uid": f"uid-{name}",
+                     "creationTimestamp": rfc3339(time.time() - 100)},
+        "spec": {"queueName": "lq", "priorityClassName": "high"},
+        "status": status,
+    }  # fmt: skip
+
+
+def value(name: str, **labels: str) -> float:
+    return REGISTRY.get_sample_value(name, {**labels, "replica_role": role()}) or 0.0
+
+
+def leading() -> WorkloadTransitions:
+    transitions = WorkloadTransitions()
+    transitions.is_leader = lambda: True
+    return transitions
+
+
+def test_pods_ready_observes_both_wait_times_once() -> None:
+    now = time.time()
+    labels = {"cluster_queue": CQ, "priority_class": "high"}
+    before = value("kueue_admitted_until_ready_wait_time_seconds_count", **labels)
+    before_sum = value("kueue_admitted_until_ready_wait_time_seconds_sum", **labels)
+    old = wl("r", ("Admitted", "True", now - 30))
+    new = wl("r", ("Admitted", "True", now - 30), ("PodsReady", "True", now))
+    transitions = leading()
+    transitions(Change(EventType.MODIFIED, new, old))
+    transitions(Change(EventType.MODIFIED, new, new))  # no transition: nothing more
+    assert value("kueue_admitted_until_ready_wait_time_seconds_count", **labels) == before + 1
+    waited = value("kueue_admitted_until_ready_wait_time_seconds_sum", **labels) - before_sum
+    assert 29 <= waited <= 60
+    assert value("kueue_ready_wait_time_seconds_count", **labels) >= 1
+
+
+def test_released_after_eviction_observes_the_eviction_latency() -> None:
+    now = time.time()
+    labels = {"cluster_queue": CQ, "reason": "Deactivated"}
+    before = value("kueue_workload_eviction_latency_seconds_count", **labels)
+    evicted = ("Evicted", "True", now - 5)
+    old = wl("e", evicted)
+    new = wl("e", evicted, admitted=False)
+    new["status"]["conditions"][0]["reason"] = "DeactivatedDueToRequeuingLimitExceeded"
+    leading()(Change(EventType.MODIFIED, new, old))
+    assert value("kueue_workload_eviction_latency_seconds_count", **labels) == before + 1
+
+
+def test_a_follower_counts_nothing_but_knows_the_finished() -> None:
+    labels = {"cluster_queue": CQ, "priority_class": "high"}
+    before = value("kueue_finished_workloads_total", **labels)
+    follower = WorkloadTransitions()  # is_leader: False until registered
+    done = wl("f", ("Finished", "True", time.time()))
+    follower(Change(EventType.MODIFIED, done, wl("f")))
+    assert value("kueue_finished_workloads_total", **labels) == before
+    assert follower.finished == {"ns/f": (CQ, ("lq", "ns"))}
+
+
+def test_each_reason_and_cause_is_counted_once_per_workload() -> None:
+    evictions = Evictions()
+    labels = {"cluster_queue": CQ, "reason": "PodsReadyTimeout", "underlying_cause": "",
+              "priority_class": "high"}  # fmt: skip
+    total, once = "kueue_evicted_workloads_total", "kueue_evicted_workloads_once_total"
+    before = (value(total, **labels), value(once, **labels))
+    for _ in range(3):
+        evictions.evicted(wl("o"), CQ, "PodsReadyTimeout")
+    assert (value(total, **labels), value(once, **labels)) == (before[0] + 3, before[1] + 1)
+    assert split_reason("DeactivatedDueToAdmissionCheck") == ("Deactivated", "AdmissionCheck")
+    assert split_reason("Preempted") == ("Preempted", "")
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 3), st.sampled_from(["run", "finish", "delete"]))))
+def test_finished_workloads_follow_the_watch(events: list[tuple[int, str]]) -> None:
+    """Whatever the order of updates and deletions: the finished set is the workloads whose
+    last event finished them, and the counter moved once per transition into Finished."""
+    transitions = leading()
+    labels = {"cluster_queue": CQ, "priority_class": "high"}
+    before = value("kueue_finished_workloads_total", **labels)
+    stored: dict[str, Obj] = {}
+    transitions_into_finished = 0
+    for index, what in events:
+        name = f"w{index}"
+        old = stored.get(name)
+        if what == "delete":
+            if old is not None:
+                transitions(Change(EventType.DELETED, stored.pop(name), None))
+            continue
+        new = wl(name, ("Finished", "True", 1.0)) if what == "finish" else wl(name)
+        was_finished = old is not None and old["status"]["conditions"] != []
+        transitions_into_finished += what == "finish" and old is not None and not was_finished
+        kind = EventType.ADDED if old is None else EventType.MODIFIED
+        transitions(Change(kind, new, old))
+        stored[name] = new
+    finished = {f"ns/{n}" for n, o in stored.items() if o["status"]["conditions"]}
+    assert set(transitions.finished) == finished
+    moved = value("kueue_finished_workloads_total", **labels) - before
+    assert moved == transitions_into_finished
