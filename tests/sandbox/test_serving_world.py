@@ -12,7 +12,7 @@ from kq.sandbox.cluster.podinfo import labels_of
 from kq.sandbox.cluster.profiles import load_profile
 from tests.sandbox.world import World
 
-TEMPLATE = {"metadata": {"labels": {"app": "s"}},
+TEMPLATE: dict[str, Any] = {"metadata": {"labels": {"app": "s"}},
             "spec": {"containers": [{"name": "c", "image": "nginx",
                                      "resources": {"requests": {"cpu": "100m"}}}]}}  # fmt: skip
 
@@ -93,3 +93,26 @@ def test_exclusive_placement_puts_each_group_alone_in_a_pool() -> None:
     assert len({next(iter(p)) for p in pools.values()}) == 3, pools
     workers = w.get("StatefulSet", "l-0")
     assert POOL_LABEL in workers["spec"]["template"]["spec"]["nodeSelector"]
+
+
+def test_gated_groups_are_created_but_never_bound() -> None:
+    """Kueue gates serving pods until their Workload is admitted: the LWS still builds every
+    group (LeaderCreated), nothing is scheduled, and the set reports Progressing."""
+    w = World(ManualClock())
+    for node in node_objects(load_profile("s1"), w.clock.now()):
+        w.add(node)
+    gated = {**TEMPLATE, "spec": {**TEMPLATE["spec"], "schedulingGates": [{"name": "g"}]}}
+    lws_spec = {"replicas": 2, "leaderWorkerTemplate": {"size": 3, "workerTemplate": gated}}
+    w.add({"apiVersion": "leaderworkerset.x-k8s.io/v1", "kind": "LeaderWorkerSet",
+           "metadata": {"name": "l"}, "spec": lws_spec})  # fmt: skip
+    w.settle()
+    w.clock.advance(600)
+    w.settle()
+    pods = w.of_kind("Pod")
+    assert len(pods) == 6
+    assert all(not p["spec"].get("nodeName") and p["status"].get("phase", "Pending") == "Pending"
+               for p in pods)  # fmt: skip
+    status = w.get("LeaderWorkerSet", "l")["status"]
+    assert status.get("readyReplicas", 0) == 0
+    progressing = [c for c in status["conditions"] if c["type"] == "Progressing"]
+    assert progressing[0]["status"] == "True"
