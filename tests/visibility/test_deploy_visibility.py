@@ -6,7 +6,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import pytest
 import yaml
 
 from kq.config import VisibilityServer
@@ -50,8 +49,6 @@ def test_the_service_reaches_the_visibility_port() -> None:
 def test_the_service_account_may_read_the_front_proxy_settings(
     cluster: Cluster, kubectl_cache: Path
 ) -> None:
-    if cluster.backend != "real":
-        pytest.skip("the embedded API server does not authorize requests")
     [binding] = [d for d in documents() if d["kind"] == "RoleBinding"]
     done = cluster.kubectl("apply", "-f", "-", input=yaml.safe_dump(binding),
                            cache_dir=kubectl_cache)  # fmt: skip
