@@ -39,8 +39,10 @@ def configure_logging(
     renderer: structlog.typing.Processor = (
         structlog.processors.JSONRenderer() if as_json else structlog.dev.ConsoleRenderer()
     )
+    # Tracebacks without local variables: they would copy tokens, objects and bodies into logs.
+    no_locals = structlog.tracebacks.ExceptionDictTransformer(show_locals=False)
     exceptions: list[structlog.typing.Processor] = (
-        [structlog.processors.dict_tracebacks] if as_json else []
+        [structlog.processors.ExceptionRenderer(no_locals)] if as_json else []
     )
     structlog.configure(
         processors=[*shared, *exceptions, renderer],
