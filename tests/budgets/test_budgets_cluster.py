@@ -9,6 +9,8 @@ Time is the wall clock with windows of seconds: 36 cores for 9 s is 0.09 core-ho
 from __future__ import annotations
 
 import asyncio
+import base64
+import json
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -33,8 +35,9 @@ from tests.controllers.helpers import (
     namespace,
     suffix,
 )
+from tests.controllers.test_admission_guard_cluster import wait_for
 from tests.harness import Cluster
-from tests.kqrun import kq_run
+from tests.kqrun import free_port, kq_run
 
 pytestmark = pytest.mark.slow
 
@@ -179,3 +182,52 @@ async def test_a_restarted_kq_keeps_counting_what_the_window_consumed(
         message = await pending_on_budget(client, ns, "b")
         assert "0.09 of 0.1 cpu-hours" in message
         assert "needs 0.02" in message
+
+
+def budget_webhook(name: str, port: int, ca: bytes) -> dict[str, Any]:
+    """deploy/webhooks.yaml's rule for Budgets, by URL."""
+    return {
+        "apiVersion": "admissionregistration.k8s.io/v1",
+        "kind": "ValidatingWebhookConfiguration",
+        "metadata": {"name": name},
+        "webhooks": [{
+            "name": "vbudgets.kq.dev",
+            "clientConfig": {"url": f"https://127.0.0.1:{port}/validate/kueue",
+                             "caBundle": base64.b64encode(ca).decode()},
+            "rules": [{"apiGroups": ["kq.dev"], "apiVersions": ["v1alpha1"],
+                       "operations": ["CREATE", "UPDATE"], "resources": ["budgets"]}],
+            "failurePolicy": "Fail", "sideEffects": "None",
+            "admissionReviewVersions": ["v1"], "timeoutSeconds": 10,
+        }],
+    }  # fmt: skip
+
+
+def refusal(cluster: Cluster, cache: Path, obj: dict[str, Any]) -> str:
+    """kubectl's error applying ``obj``; the API server learns of a webhook configuration
+    through a watch, so an early success is undone and tried again."""
+    deadline = time.monotonic() + 30
+    while True:
+        done = cluster.kubectl("apply", "-f", "-", input=json.dumps(obj), cache_dir=cache)
+        if done.returncode != 0 or time.monotonic() > deadline:
+            return done.stderr
+        cluster.kubectl("delete", "budget", obj["metadata"]["name"], cache_dir=cache)
+        time.sleep(0.5)
+
+
+def test_kq_refuses_a_zero_window_and_an_unknown_resource(cluster: Cluster, tmp_path: Path) -> None:
+    cache, s = tmp_path / "cache", suffix()
+    ns, hook = f"budget-{s}", f"kq-budgets-{s}"
+    apply(cluster, cache, namespace(ns))
+    port, run = free_port(), tmp_path / "run"
+    target = {"kind": "ClusterQueue", "name": "anything"}
+    with kq_run(cluster, run, ns, webhook_port=port):
+        apply(cluster, cache, budget_webhook(hook, port, wait_for(run / "certs" / "ca.crt")))
+        try:
+            zero = refusal(cluster, cache, budget(f"zero-{s}", target, {"cpu": "1"}, "0s"))
+            assert "spec.window.duration: must be a positive duration" in zero
+            tpu = refusal(cluster, cache, budget(f"tpu-{s}", target, {"tpu": "10000"}))
+            assert "spec.resourceHours[tpu]: unknown resource 'tpu'" in tpu
+            apply(cluster, cache, budget(f"ok-{s}", target, {"cpu": "1"}))
+        finally:
+            cluster.kubectl("delete", "validatingwebhookconfiguration", hook, cache_dir=cache)
+            cluster.kubectl("delete", "budget", f"ok-{s}", cache_dir=cache)
