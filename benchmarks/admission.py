@@ -34,6 +34,7 @@ from kq.api.selectors import LabelSelector
 from kq.api.workload import PodSet, Workload
 from kq.cache.cache import Cache
 from kq.config import FairSharing, PluginsConfig
+from kq.observability.logs import configure_logging
 from kq.plugins import build_plugin_manager
 from kq.queue.manager import QueueManager
 from kq.scheduler.cycle import CycleResult
@@ -104,7 +105,7 @@ def percentile(values: list[float], p: float) -> float:
 class _BaselineStats(Listener):
     """What mode A reports, gathered from the simulator's engine."""
 
-    def __init__(self, spec: dict[str, tuple[str, Workload, int]]) -> None:
+    def __init__(self, spec: dict[str, tuple[str, Workload]]) -> None:
         self.spec = spec
         self.last_admission: dict[str, float] = {}  # Kueue's checker uses the last Admitted time
         self.evicted_per_class: dict[str, int] = {wc.name: 0 for wc in BASELINE}
@@ -123,17 +124,22 @@ class _BaselineStats(Listener):
         self.cycle_times.append(seconds)
 
 
-def baseline(plugins: AdmissionPlugins) -> dict[str, Any]:
-    scheduler = cluster(plugins, 5, 6, nominal=20, borrowing=100)
-    spec: dict[str, tuple[str, Workload, int]] = {}
+def baseline_arrivals(scheduler: Scheduler) -> list[Arrival]:
+    """Each ClusterQueue's share of the baseline mix, in Kueue's generator order."""
     arrivals = []
     for cq in scheduler.queues.queues:
         for wc in BASELINE:
             for i in range(wc.per_cq):
                 created = (i + 1) * wc.interval_ms / 1000
                 wl = workload(cq, f"{wc.name}-{i}", wc.cpu, wc.priority, created)
-                spec[wl.key] = (wc.name, wl, wc.runtime_ms)
                 arrivals.append(Arrival(created, wl, wc.runtime_ms / 1000))
+    return arrivals
+
+
+def baseline(plugins: AdmissionPlugins) -> dict[str, Any]:
+    scheduler = cluster(plugins, 5, 6, nominal=20, borrowing=100)
+    arrivals = baseline_arrivals(scheduler)
+    spec = {a.workload.key: (a.workload.name.split("-")[0], a.workload) for a in arrivals}
     stats = _BaselineStats(spec)
     total = len(spec)
     cpu_start = time.process_time()
@@ -273,6 +279,7 @@ def main(argv: list[str]) -> None:
         "--fair-sharing", action="store_true", help="with fair sharing on (both strategies)"
     )
     args = parser.parse_args(argv)
+    configure_logging("info")  # as ``kq run``: the core's debug lines are not built
     if args.trace:
         provider = TracerProvider()
         provider.add_span_processor(SimpleSpanProcessor(_Discard()))
