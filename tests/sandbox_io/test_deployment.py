@@ -167,7 +167,9 @@ async def test_template_change_rolls_to_a_new_replicaset(
 async def test_gated_pods_are_never_bound(client: KubeClient, cluster: Cluster) -> None:
     async with simulated(client, cluster.backend) as ns:
         gates = [{"name": "example.com/admission"}]
-        await client.create(DEPLOYMENTS, _deployment("gated", ns, 2, schedulingGates=gates))
+        body = _deployment("gated", ns, 2, schedulingGates=gates)
+        body["spec"]["progressDeadlineSeconds"] = 120  # two sandbox minutes: 2 s here
+        await client.create(DEPLOYMENTS, body)
 
         async def reported() -> list[dict[str, Any]] | None:
             found = await pods(client, ns, "app=gated")
@@ -188,6 +190,17 @@ async def test_gated_pods_are_never_bound(client: KubeClient, cluster: Cluster) 
         assert all(p["status"]["phase"] == "Pending" for p in found)
         assert deployment["status"].get("readyReplicas", 0) == 0
         assert condition(deployment, "Available")["reason"] == "MinimumReplicasUnavailable"
+
+        async def timed_out() -> dict[str, Any] | None:
+            deployment = await client.get(DEPLOYMENTS, "gated", ns)
+            progressing = condition(deployment, "Progressing")
+            return progressing if progressing["status"] == "False" else None
+
+        progressing = await wait_for(timed_out, "Progressing False after the deadline")
+        assert progressing["reason"] == "ProgressDeadlineExceeded"
+        rs_name = (await client.list(REPLICASETS, namespace=ns))["items"][0]["metadata"]["name"]
+        assert progressing["message"] == f'ReplicaSet "{rs_name}" has timed out progressing.'
+        assert all(not p["spec"].get("nodeName") for p in await pods(client, ns, "app=gated"))
 
 
 async def _available(client: KubeClient, name: str, ns: str, status: str) -> dict[str, Any] | None:

@@ -140,15 +140,23 @@ def merge_diff(old: Mapping[str, Any], new: Mapping[str, Any]) -> Obj:
 
 
 def set_condition(
-    conditions: Sequence[Obj], type_: str, status: str, reason: str, message: str, now: datetime
+    conditions: Sequence[Obj],
+    type_: str,
+    status: str,
+    reason: str,
+    message: str,
+    now: datetime,
+    *,
+    touch: bool = False,
 ) -> list[Obj]:
-    """Deployment-style conditions: ``lastUpdateTime`` moves on any change, the transition
-    time only when the status flips."""
+    """Deployment-style conditions: ``lastUpdateTime`` moves on any change (or when ``touch``:
+    progress with nothing new to say), the transition time only when the status flips."""
     stamp = rfc3339(now)
     old = next((c for c in conditions if c.get("type") == type_), None)
     if old is None:
         return [*conditions, _condition(type_, status, reason, message, stamp, stamp)]
-    if (old.get("status"), old.get("reason"), old.get("message")) == (status, reason, message):
+    same = (old.get("status"), old.get("reason"), old.get("message")) == (status, reason, message)
+    if same and not touch:
         return list(conditions)
     since = stamp if old.get("status") != status else str(old.get("lastTransitionTime") or stamp)
     new = _condition(type_, status, reason, message, stamp, since)

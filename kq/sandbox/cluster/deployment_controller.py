@@ -10,9 +10,11 @@ once their pods are gone. Old ReplicaSets at zero beyond ``revisionHistoryLimit`
 Status counts the ReplicaSets' pods; conditions Available and Progressing carry upstream's
 reasons and messages, and ScalingReplicaSet events announce every scale.
 
+A rollout that does not move for ``progressDeadlineSeconds`` (600) turns Progressing False with
+ProgressDeadlineExceeded, as pods held back by scheduling gates do.
+
 Simplifications: a scale during a rollout goes to the new ReplicaSet only (no proportional
-scaling), ``paused`` stops rollouts but not scaling, and ``progressDeadlineSeconds`` is never
-judged (Progressing never turns False with ProgressDeadlineExceeded).
+scaling), and ``paused`` stops rollouts but not scaling.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from __future__ import annotations
 import copy
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from kq.sandbox.cluster.actions import (
@@ -43,6 +45,7 @@ from kq.sandbox.cluster.apps import (
     status_patch,
     template_hash,
 )
+from kq.sandbox.cluster.clock import parse_rfc3339
 
 HASH_LABEL = "pod-template-hash"
 REVISION = "deployment.kubernetes.io/revision"
@@ -176,7 +179,6 @@ def _cleanup(p: _Pass, old: Sequence[Obj], limit: int) -> None:
 
 
 def _conditions(p: _Pass, new: Obj, old: Sequence[Obj], created: bool, now: datetime) -> list[Obj]:
-    rs_name = str(meta(new)["name"])
     available = sum(_status_of(rs, "availableReplicas") for rs in [*old, new])
     conditions = list((p.deployment.get("status") or {}).get("conditions") or ())
     if available >= p.replicas - p.unavailable:
@@ -187,24 +189,72 @@ def _conditions(p: _Pass, new: Obj, old: Sequence[Obj], created: bool, now: date
             conditions, "Available", "False", "MinimumReplicasUnavailable",
             "Deployment does not have minimum availability.", now,
         )  # fmt: skip
+    return _progressing(p, conditions, new, old, created, now)
+
+
+def _progressing(
+    p: _Pass, conditions: list[Obj], new: Obj, old: Sequence[Obj], created: bool, now: datetime
+) -> list[Obj]:
+    """Progressing: created, updated on every step forward, done, or out of time."""
+    rs_name = str(meta(new)["name"])
     complete = (
         _status_of(new, "replicas") == p.replicas
         and _status_of(new, "availableReplicas") == p.replicas
         and p.sizes[rs_name] == p.replicas
         and all(_status_of(rs, "replicas") == 0 for rs in old)
     )
+    word = f'ReplicaSet "{rs_name}"'
     if complete:
-        reason, message = (
-            "NewReplicaSetAvailable",
-            f'ReplicaSet "{rs_name}" has successfully progressed.',
-        )
-    elif created:
-        reason, message = "NewReplicaSetCreated", f'Created new replica set "{rs_name}"'
-    elif p.actions:
-        reason, message = "ReplicaSetUpdated", f'ReplicaSet "{rs_name}" is progressing.'
-    else:
-        return conditions  # no progress this pass: the condition stands
-    return set_condition(conditions, "Progressing", "True", reason, message, now)
+        return set_condition(conditions, "Progressing", "True", "NewReplicaSetAvailable",
+                             f"{word} has successfully progressed.", now)  # fmt: skip
+    if created:
+        return set_condition(conditions, "Progressing", "True", "NewReplicaSetCreated",
+                             f'Created new replica set "{rs_name}"', now)  # fmt: skip
+    if p.actions or _moved(p.deployment, new, old):
+        return set_condition(conditions, "Progressing", "True", "ReplicaSetUpdated",
+                             f"{word} is progressing.", now, touch=True)  # fmt: skip
+    current = next((c for c in conditions if c.get("type") == "Progressing"), None)
+    deadline = _deadline(p.deployment, current)
+    if deadline is not None and deadline <= now:
+        return set_condition(conditions, "Progressing", "False", "ProgressDeadlineExceeded",
+                             f"{word} has timed out progressing.", now)  # fmt: skip
+    return conditions  # no progress this pass: the condition stands
+
+
+def _moved(deployment: Obj, new: Obj, old: Sequence[Obj]) -> bool:
+    """Whether the rollout went forward since the status last written (upstream's test)."""
+    before = deployment.get("status") or {}
+    every = [*old, new]
+    now = {
+        "updatedReplicas": _status_of(new, "replicas"),
+        "readyReplicas": sum(_status_of(rs, "readyReplicas") for rs in every),
+        "availableReplicas": sum(_status_of(rs, "availableReplicas") for rs in every),
+    }
+    if any(value > int(before.get(key) or 0) for key, value in now.items()):
+        return True
+    old_pods = sum(_status_of(rs, "replicas") for rs in old)
+    was = int(before.get("replicas") or 0) - int(before.get("updatedReplicas") or 0)
+    return old_pods < was
+
+
+def _deadline(deployment: Obj, progressing: Mapping[str, Any] | None) -> datetime | None:
+    """When a rollout that stopped moving times out (``None``: finished, timed out, or no
+    deadline: ``progressDeadlineSeconds`` of 2^31-1 means none, as upstream)."""
+    seconds = int((deployment.get("spec") or {}).get("progressDeadlineSeconds") or 600)
+    if progressing is None or seconds >= 2**31 - 1 or progressing.get("status") != "True":
+        return None
+    if progressing.get("reason") == "NewReplicaSetAvailable" or not progressing.get(
+        "lastUpdateTime"
+    ):
+        return None
+    return parse_rfc3339(str(progressing["lastUpdateTime"])) + timedelta(seconds=seconds)
+
+
+def progress_deadline(deployment: Obj) -> datetime | None:
+    """When the Deployment's rollout times out unless it moves (the driver wakes for it)."""
+    conditions = (deployment.get("status") or {}).get("conditions") or ()
+    current = next((c for c in conditions if c.get("type") == "Progressing"), None)
+    return _deadline(deployment, current)
 
 
 def _settings(deployment: Obj) -> tuple[int, int, int, str]:

@@ -13,7 +13,7 @@ from datetime import datetime
 from kq.runtime.resources import Resource
 from kq.sandbox.cluster.actions import Action, Obj
 from kq.sandbox.cluster.apps import available_at
-from kq.sandbox.cluster.deployment_controller import reconcile_deployment
+from kq.sandbox.cluster.deployment_controller import progress_deadline, reconcile_deployment
 from kq.sandbox.cluster.lws_controller import reconcile_lws, restart_groups
 from kq.sandbox.cluster.lws_objects import default_pod
 from kq.sandbox.cluster.replicaset_controller import reconcile_replicaset
@@ -52,8 +52,9 @@ def before_kubelet(view: View) -> Iterator[list[Action]]:
 
 
 def next_wakeup(view: View) -> datetime | None:
-    """When a ready pod of a set with ``minReadySeconds`` becomes available."""
-    moments: list[datetime] = []
+    """When a ready pod of a set with ``minReadySeconds`` becomes available, or a stalled
+    rollout times out."""
+    moments = [m for d in view("Deployment") if (m := progress_deadline(d)) is not None]
     for kind in ("ReplicaSet", "StatefulSet"):
         for owner in view(kind):
             wait = int((owner.get("spec") or {}).get("minReadySeconds") or 0)
