@@ -197,3 +197,16 @@ def test_the_admin_token_skips_rbac() -> None:
     with pytest.raises(ApiError) as refused:
         gate.user("GET", "/api/v1/pods", {}, CIMultiDict({"Authorization": "Bearer nope"}))
     assert refused.value.code == 401
+
+
+@given(st.text(max_size=80))
+def test_any_bearer_token_is_a_user_or_a_401(token: str) -> None:
+    store = Store(None)
+    gate = Gate(Authenticator("secret", store, Signer(b"k" * 32)), Authorizer(store))
+    headers = CIMultiDict({"Authorization": f"Bearer {token}"})
+    if token == "secret":
+        assert gate.user("GET", "/api/v1/pods", {}, headers) is ADMIN
+        return
+    with pytest.raises(ApiError) as refused:
+        gate.user("GET", "/api/v1/pods", {}, headers)
+    assert refused.value.code == 401

@@ -91,8 +91,9 @@ class Signer:
     def claims(self, token: str) -> dict[str, Any] | None:
         """The claims of a token this signer issued and that has not expired."""
         parts = token.split(".")
+        # Bytes: compare_digest refuses str with characters outside ASCII.
         if len(parts) != 3 or not hmac.compare_digest(
-            parts[2], self._sign(f"{parts[0]}.{parts[1]}")
+            parts[2].encode(), self._sign(f"{parts[0]}.{parts[1]}").encode()
         ):
             return None
         try:
@@ -114,7 +115,8 @@ class Authenticator:
 
     def user(self, token: str, audiences: list[str] | None = None) -> User | None:
         """The user ``token`` names, for ``audiences`` (the API server's by default)."""
-        if self.admin_token is not None and hmac.compare_digest(token, self.admin_token):
+        admin = self.admin_token
+        if admin is not None and hmac.compare_digest(token.encode(), admin.encode()):
             return ADMIN
         claims = self.signer.claims(token)
         if claims is None:
