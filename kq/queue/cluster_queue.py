@@ -37,6 +37,9 @@ class PendingQueue:
         self._shapes: dict[Shape, list[_Entry]] = {}
         self._shape_sizes: dict[Shape, int] = {}
         self._heads: list[tuple[tuple[Any, ...], int, Shape]] = []
+        # Per shape, its one live entry in ``_heads`` (order, sequence): any other is stale.
+        # The live entry is never worse than its shape's head, so one per shape is enough.
+        self._offered: dict[Shape, tuple[tuple[Any, ...], int]] = {}
         self.parked_shapes: set[Shape] = set()
         """Shapes that failed since the last requeue: their workloads, arrivals too, wait."""
         # No cycle tries a parked shape's other workloads, so nothing else would say why they
@@ -95,7 +98,7 @@ class PendingQueue:
         heapq.heappush(self._shapes.setdefault(shape, []), (order, seq, info.key))
         self._shape_sizes[shape] = self._shape_sizes.get(shape, 0) + 1
         if shape not in self.parked_shapes:
-            heapq.heappush(self._heads, (order, seq, shape))
+            self._offer(shape, order, seq)
 
     def _unqueue(self, key: str) -> WorkloadInfo | None:
         """Out of the queued set (its heap entries go stale); returns what it was."""
@@ -133,17 +136,21 @@ class PendingQueue:
             assert info is not None
             self._reheads(info.shape)
             return self._in_flight(info)
-        heads = self._heads
+        heads, offered = self._heads, self._offered
         while heads:
             _, seq, shape = heapq.heappop(heads)
+            live = offered.get(shape)
+            if live is None or live[1] != seq:
+                continue  # superseded by a better entry of its shape
+            del offered[shape]
             if shape in self.parked_shapes:
                 continue  # released shapes come back with their current head
             top = self._top(shape)
             if top is None:
                 continue
             if top[1] != seq:
-                # A stale head: its shape's real head is no better, so it queues from here.
-                heapq.heappush(heads, (top[0], top[1], shape))
+                # Its head left: the shape's new head is no better, so it queues from here.
+                self._offer(shape, top[0], top[1])
                 continue
             heapq.heappop(self._shapes[shape])
             info = self._unqueue(top[2])
@@ -169,7 +176,15 @@ class PendingQueue:
             return
         top = self._top(shape)
         if top is not None:
-            heapq.heappush(self._heads, (top[0], top[1], shape))
+            self._offer(shape, top[0], top[1])
+
+    def _offer(self, shape: Shape, order: tuple[Any, ...], seq: int) -> None:
+        """Make (order, seq) the shape's entry among the heads, if better than its live one."""
+        live = self._offered.get(shape)
+        if live is not None and live <= (order, seq):
+            return
+        self._offered[shape] = (order, seq)
+        heapq.heappush(self._heads, (order, seq, shape))
 
     def _in_flight(self, info: WorkloadInfo) -> WorkloadInfo:
         self.inflight[info.key] = info
@@ -263,5 +278,6 @@ class PendingQueue:
         order = ordering(strategy)
         if order != self._order:
             self._order = order
+            self._heads, self._offered = [], {}  # entries in the old order compare to none
             for info, _ in list(self._queued.values()):
                 self.push(info)
