@@ -164,12 +164,7 @@ class QueueGauges:
                 self._put(metrics.cohort_weighted_share, (name,), _weighted(drs.share()))
 
     def _local_queues(self, feed: CoreFeed) -> None:
-        inadmissible: Counter[str] = Counter()
-        for queue in feed.queues.queues.values():
-            parked = queue.parked_shapes
-            for info in queue.pending():
-                if info.key in queue.inadmissible or info.shape in parked:
-                    inadmissible[f"{info.obj.namespace}/{info.obj.queue_name}"] += 1
+        inadmissible = _inadmissible_per_local_queue(feed)
         finished = Counter(f"{ns}/{lq}" for _, (lq, ns) in self._finished.values())
         usage = _local_queue_usage(feed)
         for key, lq in feed.queues.local_queues.items():
@@ -183,14 +178,28 @@ class QueueGauges:
             self._put(lq_metrics.admitted_active_workloads, row, used.admitted)
             self._put(lq_metrics.finished_workloads, row, finished.get(key, 0))
             active = local_queue_active_condition(feed.cache, lq)["status"]
-            for value in ("True", "False", "Unknown"):
-                self._put(lq_metrics.status, (*row, value), int(value == active))
-            for (flavor, resource), amount in used.reservation.items():
-                value = amount / _scale(resource)
-                self._put(lq_metrics.resource_reservation, (*row, flavor, resource), value)
-            for (flavor, resource), amount in used.used.items():
-                value = amount / _scale(resource)
-                self._put(lq_metrics.resource_usage, (*row, flavor, resource), value)
+            for status in ("True", "False", "Unknown"):
+                self._put(lq_metrics.status, (*row, status), int(status == active))
+            self._per_flavor(lq_metrics.resource_reservation, row, used.reservation)
+            self._per_flavor(lq_metrics.resource_usage, row, used.used)
+
+    def _per_flavor(
+        self, gauge: Gauge, row: tuple[str, str], amounts: Mapping[FlavorResource, int]
+    ) -> None:
+        for (flavor, resource), amount in amounts.items():
+            self._put(gauge, (*row, flavor, resource), amount / _scale(resource))
+
+
+def _inadmissible_per_local_queue(feed: CoreFeed) -> Counter[str]:
+    """Per LocalQueue key, its pending workloads no cycle looks at before a requeue (parked
+    alone or by shape), as the ClusterQueue's ``inadmissible`` count."""
+    out: Counter[str] = Counter()
+    for queue in feed.queues.queues.values():
+        shapes = queue.parked_shapes
+        for info in queue.pending():
+            if info.key in queue.inadmissible or info.shape in shapes:
+                out[f"{info.obj.namespace}/{info.obj.queue_name}"] += 1
+    return out
 
 
 @dataclass(slots=True)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from typing import Any
 
 import pytest
 import yaml
@@ -42,7 +43,7 @@ def test_a_bad_for_is_refused_with_kueuectls_words(value: str, error: str) -> No
 
 
 def test_pod_rows_read_like_kubectl() -> None:
-    pod = {
+    pod: dict[str, Any] = {
         "metadata": {"name": "train-abc", "creationTimestamp": "2026-01-01T00:00:00Z"},
         "spec": {"containers": [{"name": "a"}, {"name": "b"}]},
         "status": {
