@@ -69,6 +69,18 @@ class FairSharing:
 
 
 @dataclass(frozen=True)
+class AdmissionFairSharing:
+    """Kueue's ``admissionFairSharing``: LocalQueue usage decaying with a half-life orders the
+    pending workloads of ClusterQueues whose ``admissionScope`` asks for it."""
+
+    usage_half_life_time: float = 0.0
+    """Seconds after which past usage counts half; 0 forgets it at once."""
+    usage_sampling_interval: float = 300.0
+    resource_weights: Mapping[str, float] = field(default_factory=dict)
+    """Per resource name; a resource not listed weighs 1."""
+
+
+@dataclass(frozen=True)
 class ClientConnection:
     """Client-side rate limit; kq's default suits a large cluster (Kueue's perf test: 50/100)."""
 
@@ -145,6 +157,9 @@ class KqConfig:
     frameworks: tuple[str, ...] = ("batch/job",)
     pod_options: PodOptions = field(default_factory=lambda: PodOptions())
     fair_sharing: FairSharing = field(default_factory=FairSharing)
+    admission_fair_sharing: AdmissionFairSharing | None = None
+    """Set by the ``admissionFairSharing`` section, unless feature gate AdmissionFairSharing
+    is false."""
     client_connection: ClientConnection = field(default_factory=ClientConnection)
     leader_election: LeaderElection = field(default_factory=LeaderElection)
     metrics_bind_address: str = ":8443"
@@ -444,6 +459,7 @@ _TOP = {
     "waitForPodsReady",
     "integrations",
     "fairSharing",
+    "admissionFairSharing",
     "clientConnection",
     "leaderElection",
     "metrics",
@@ -465,7 +481,7 @@ HONOURED_GATES = {
     "ManagedJobsNamespaceSelectorAlwaysRespected": True,
 }
 # Gates kq honours at either value.
-SWITCHABLE_GATES = {"DisableWaitForPodsReady"}
+SWITCHABLE_GATES = {"DisableWaitForPodsReady", "AdmissionFairSharing"}
 
 
 def _feature_gates(raw: object) -> dict[str, bool]:
@@ -543,6 +559,29 @@ def _fair_sharing(top: _Section, v1beta2: bool) -> FairSharing:
     return FairSharing(chosen, enable=on)
 
 
+def _admission_fair_sharing(
+    top: _Section, gates: Mapping[str, bool]
+) -> AdmissionFairSharing | None:
+    keys = {"usageHalfLifeTime", "usageSamplingInterval", "resourceWeights"}
+    afs = top.section("admissionFairSharing", keys)
+    default = AdmissionFairSharing()
+    half_life = afs.duration("usageHalfLifeTime", default.usage_half_life_time, zero=True)
+    sampling = afs.duration("usageSamplingInterval", default.usage_sampling_interval)
+    weights = afs.data.get("resourceWeights") or {}
+    if not isinstance(weights, dict):
+        raise ConfigError(
+            "admissionFairSharing.resourceWeights: must map resource names to numbers"
+        )
+    for name, weight in weights.items():
+        if not _is_number(weight) or weight < 0:
+            raise ConfigError(
+                f"admissionFairSharing.resourceWeights.{name}: must be a number, at least 0"
+            )
+    if "admissionFairSharing" not in top.data or not gates.get("AdmissionFairSharing", True):
+        return None
+    return AdmissionFairSharing(half_life, sampling, {str(k): float(v) for k, v in weights.items()})
+
+
 def _frameworks(top: _Section, v1beta2: bool) -> tuple[str, ...]:
     keys = {"frameworks", "externalFrameworks"} | (set() if v1beta2 else {"podOptions"})
     integrations = top.section("integrations", keys)
@@ -613,6 +652,7 @@ def parse_config(document: object) -> KqConfig:
         frameworks=_frameworks(top, v1beta2),
         pod_options=_pod_options(top, v1beta2, namespace),
         fair_sharing=_fair_sharing(top, v1beta2),
+        admission_fair_sharing=_admission_fair_sharing(top, gates),
         client_connection=ClientConnection(
             qps=client.number("qps", 300.0), burst=client.integer("burst", 500, minimum=1)
         ),

@@ -22,6 +22,7 @@ import pluggy
 if TYPE_CHECKING:
     from kq.api.clusterqueue import ClusterQueue
     from kq.config import KqConfig
+    from kq.queue.order import QueueOrder
     from kq.scheduler.cycle import CycleResult
     from kq.scheduler.decisions import Decision
     from kq.workload.info import WorkloadInfo
@@ -125,6 +126,13 @@ def kq_workload_admissible(workload: WorkloadInfo, cluster_queue: ClusterQueue) 
     """Veto a head before flavor assignment: return the reason it may not be admitted now.
 
     ``None`` abstains; the reason becomes the Workload's pending message and the span's reason.
+    """
+
+
+@hookspec(firstresult=True)
+def kq_queue_order(cluster_queue: ClusterQueue) -> QueueOrder | None:
+    """A ``kq.plugin.QueueOrder`` whose keys sort the ClusterQueue's pending workloads before
+    its strategy's order, or ``None``; asked whenever the ClusterQueue is created or changes.
     """
 
 

@@ -12,9 +12,9 @@ through ``kq_register_controllers``; kq's Budget API (``budgets.kq.dev``) is her
 built-in ``budgets`` plugin and any other that reads Budgets.
 """
 
-from kq.api.clusterqueue import TRY_NEXT_FLAVOR, ClusterQueue
+from kq.api.clusterqueue import TRY_NEXT_FLAVOR, USAGE_BASED_ADMISSION_FAIR_SHARING, ClusterQueue
 from kq.api.conditions import find as find_condition
-from kq.api.quantity import format_amount, to_amount
+from kq.api.quantity import format_amount, parse_quantity, to_amount
 from kq.api.quotas import FlavorResource
 from kq.api.timestamps import parse_time
 from kq.api.topology import TopologyAssignment
@@ -26,13 +26,23 @@ from kq.cache.fair_share import compare as compare_drs
 from kq.cache.quota_tree import QuotaNode
 from kq.cache.snapshot import ClusterQueueSnapshot, Snapshot
 from kq.cache.topology import TopologyView, placements_of
+from kq.config import AdmissionFairSharing as AdmissionFairSharingConfig
+from kq.config import KqConfig
 from kq.hookspecs import Register, hookimpl
 from kq.observability.metrics import REGISTRY as METRICS_REGISTRY
 from kq.plugins.controllers import ControllerContext, PluginController
+from kq.queue.order import QueueOrder
 from kq.queue.requeue import RequeueReason
 from kq.queue.strategy import QueueingStrategy
 from kq.runtime.errors import ApiError
-from kq.runtime.resources import BUDGETS, CLUSTER_QUEUES, COHORTS, WORKLOADS, Resource
+from kq.runtime.resources import (
+    BUDGETS,
+    CLUSTER_QUEUES,
+    COHORTS,
+    LOCAL_QUEUES,
+    WORKLOADS,
+    Resource,
+)
 from kq.runtime.store import Store
 from kq.scheduler.decisions import Admit
 from kq.scheduler.fungibility import choose as choose_by_fungibility
@@ -65,11 +75,14 @@ __all__ = [
     "IN_COHORT_FAIR_SHARING",
     "IN_COHORT_RECLAIM_WHILE_BORROWING",
     "IN_COHORT_RECLAMATION",
+    "LOCAL_QUEUES",
     "METRICS_REGISTRY",
     "NEGATIVE_DRS",
     "QUOTA_RESERVED",
     "TRY_NEXT_FLAVOR",
+    "USAGE_BASED_ADMISSION_FAIR_SHARING",
     "WORKLOADS",
+    "AdmissionFairSharingConfig",
     "Admit",
     "ApiError",
     "Budget",
@@ -81,9 +94,11 @@ __all__ = [
     "FlavorOption",
     "FlavorResource",
     "HotSwapPolicy",
+    "KqConfig",
     "Mode",
     "PluginController",
     "Preemptor",
+    "QueueOrder",
     "QueueingStrategy",
     "QuotaNode",
     "Recovery",
@@ -108,6 +123,7 @@ __all__ = [
     "keep_except",
     "make_condition",
     "parse_budget",
+    "parse_quantity",
     "parse_time",
     "place",
     "placements_of",

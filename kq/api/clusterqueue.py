@@ -47,6 +47,20 @@ def _ignored(spec: Mapping[str, Any]) -> tuple[str, ...]:
     return tuple(found)
 
 
+USAGE_BASED_ADMISSION_FAIR_SHARING = "UsageBasedAdmissionFairSharing"
+NO_ADMISSION_FAIR_SHARING = "NoAdmissionFairSharing"
+
+
+def _admission_mode(scope: object) -> str:
+    if scope is None:
+        return NO_ADMISSION_FAIR_SHARING
+    mode = (scope if isinstance(scope, dict) else {}).get("admissionMode")
+    if mode is None:
+        raise ParseError("admissionScope.admissionMode: Required value")
+    allowed = (USAGE_BASED_ADMISSION_FAIR_SHARING, NO_ADMISSION_FAIR_SHARING)
+    return _choice(mode, allowed, "", "admissionScope.admissionMode")
+
+
 MAY_STOP_SEARCH = "MayStopSearch"
 TRY_NEXT_FLAVOR = "TryNextFlavor"
 _FUNGIBILITY_ALIASES = {"Borrow": MAY_STOP_SEARCH, "Preempt": MAY_STOP_SEARCH}
@@ -84,6 +98,8 @@ class ClusterQueue:
     preemption_policy: str = DEFAULT_PREEMPTION_POLICY
     hot_swap_policy: str = DEFAULT_HOT_SWAP
     fair_weight: float = 1.0
+    admission_mode: str = NO_ADMISSION_FAIR_SHARING
+    """``spec.admissionScope.admissionMode``: whether admission fair sharing orders its queue."""
     ignored: tuple[str, ...] = ()
     """Fields the manifest sets that are not Kueue's and that kq keeps but does not act on."""
     deleting: bool = False
@@ -204,6 +220,7 @@ def parse_cluster_queue(obj: Mapping[str, Any]) -> ClusterQueue | Invalid:
             ),
             hot_swap_policy=str(annotations.get(HOT_SWAP_ANNOTATION) or DEFAULT_HOT_SWAP),
             fair_weight=fair_weight(spec.get("fairSharing")),
+            admission_mode=_admission_mode(spec.get("admissionScope")),
             ignored=_ignored(spec),
             deleting=meta.get("deletionTimestamp") is not None,
             quotas=quotas_by_flavor_resource(groups),

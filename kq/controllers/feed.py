@@ -105,7 +105,8 @@ class CoreFeed:
             self.queues.delete_cluster_queue(name)
         else:
             self.cache.set_cluster_queue(parsed)
-            self.queues.set_cluster_queue(name, parsed.queueing_strategy)
+            order = self._plugins.order_for(parsed)
+            self.queues.set_cluster_queue(name, parsed.queueing_strategy, order)
             self.scheduler.cluster_queue_changed(name)
         self._refeed_pending()
         self._on_change()

@@ -7,6 +7,7 @@ from collections.abc import Collection, Iterable, Mapping
 from kq.api.localqueue import LocalQueue
 from kq.api.workload import Workload
 from kq.queue.cluster_queue import PendingQueue, Words
+from kq.queue.order import Ordered, QueueOrder
 from kq.queue.requeue import RequeueReason
 from kq.queue.strategy import QueueingStrategy
 from kq.workload.info import WorkloadInfo, new_info
@@ -28,9 +29,14 @@ class QueueManager:
 
     # -- queues --------------------------------------------------------------------------
 
-    def set_cluster_queue(self, name: str, strategy_name: str) -> None:
-        """Create the queue, or switch its strategy (pending workloads are kept)."""
-        strategy = self._strategies[strategy_name]
+    def set_cluster_queue(
+        self, name: str, strategy_name: str, order: QueueOrder | None = None
+    ) -> None:
+        """Create the queue, or switch its strategy (pending workloads are kept); ``order``:
+        a plugin's order ahead of the strategy's."""
+        strategy: QueueingStrategy = self._strategies[strategy_name]
+        if order is not None:
+            strategy = Ordered(strategy, order)
         queue = self.queues.get(name)
         if queue is None:
             self.queues[name] = PendingQueue(name, strategy)
@@ -94,6 +100,8 @@ class QueueManager:
         for name, queue in self.queues.items():
             if active is not None and name not in active:
                 continue
+            if isinstance(queue.strategy, Ordered) and queue.strategy.stale():
+                queue.set_strategy(Ordered(queue.strategy.strategy, queue.strategy.order))
             head = queue.pop()
             if head is not None:
                 heads.append(head)

@@ -9,11 +9,13 @@ import pluggy
 
 from kq.api.clusterqueue import ClusterQueue
 from kq.plugins import Registry, collect_registrations
+from kq.queue.order import QueueOrder
 from kq.queue.strategy import QueueingStrategy
 from kq.scheduler.protocols import FlavorAssigner, HotSwapPolicy, Preemptor
 from kq.workload.info import WorkloadInfo
 
 Veto = Callable[[WorkloadInfo, ClusterQueue], str | None]
+OrderFor = Callable[[ClusterQueue], QueueOrder | None]
 
 
 @dataclass(frozen=True)
@@ -27,6 +29,11 @@ class AdmissionPlugins:
     hot_swaps: Mapping[str, HotSwapPolicy] = field(default_factory=dict)
     fair_sharing: tuple[str, ...] | None = None
     """Fair sharing's preemption strategies, when the configuration turns it on."""
+    queue_order: OrderFor | None = None
+    """``kq_queue_order``: a plugin's order of a ClusterQueue's pending workloads."""
+
+    def order_for(self, cq: ClusterQueue) -> QueueOrder | None:
+        return None if self.queue_order is None else self.queue_order(cq)
 
     def unknown(self, cq: ClusterQueue) -> str | None:
         """Why ``cq`` names a plugin nobody registered, or ``None``: such a queue is inactive,
@@ -76,6 +83,14 @@ def load_admission_plugins(
             result: str | None = hook(workload=workload, cluster_queue=cq)
             return result
 
+    queue_order: OrderFor | None = None
+    if pm.hook.kq_queue_order.get_hookimpls():
+        order_hook = pm.hook.kq_queue_order
+
+        def queue_order(cq: ClusterQueue) -> QueueOrder | None:
+            found: QueueOrder | None = order_hook(cluster_queue=cq)
+            return found
+
     return AdmissionPlugins(
         strategies={name: strategies[name]() for name in strategies},
         assigners={name: assigners[name]() for name in assigners},
@@ -83,4 +98,5 @@ def load_admission_plugins(
         veto=veto,
         hot_swaps={name: hot_swaps[name]() for name in hot_swaps},
         fair_sharing=fair_sharing,
+        queue_order=queue_order,
     )
