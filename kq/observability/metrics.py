@@ -43,7 +43,8 @@ NOT_PRODUCED = {
     "kueue_replaced_workload_slices_total": "kq has no elastic workload slices",
     "kueue_unadmitted_workloads": "behind UnadmittedWorkloadsObservability, a gate kq refuses",
     "kueue_local_queue_unadmitted_workloads": "behind UnadmittedWorkloadsObservability",
-    "kueue_local_queue_admission_fair_sharing_usage": "kq has no admission fair sharing",
+    "kueue_local_queue_admission_fair_sharing_usage": "the admission fair sharing plugin does "
+    "not report its usage to the core yet",
     "kueue_admission_cycle_preemption_skips": "kq's cycle records no skipped preemptions",
     "kueue_workload_creation_latency_seconds": "kq's job framework does not time it yet",
 }
