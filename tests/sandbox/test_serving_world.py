@@ -116,3 +116,24 @@ def test_gated_groups_are_created_but_never_bound() -> None:
     assert status.get("readyReplicas", 0) == 0
     progressing = [c for c in status["conditions"] if c["type"] == "Progressing"]
     assert progressing[0]["status"] == "True"
+
+
+def test_unique_per_replica_gives_each_group_its_own_headless_service() -> None:
+    w = World(ManualClock())
+    for node in node_objects(load_profile("s1"), w.clock.now()):
+        w.add(node)
+    lws_spec = {"replicas": 2, "networkConfig": {"subdomainPolicy": "UniquePerReplica"},
+                "leaderWorkerTemplate": {"size": 2, "workerTemplate": TEMPLATE}}  # fmt: skip
+    w.add({"apiVersion": "leaderworkerset.x-k8s.io/v1", "kind": "LeaderWorkerSet",
+           "metadata": {"name": "l"}, "spec": lws_spec})  # fmt: skip
+    w.run(lambda w: len(_ready(w)) == 4, max_seconds=60)
+    services = {s["metadata"]["name"]: s for s in w.of_kind("Service")}
+    assert sorted(services) == ["l", "l-0", "l-1"]
+    assert all(s["spec"]["clusterIP"] == "None" for s in services.values())
+    prefix = "leaderworkerset.sigs.k8s.io/"
+    assert services["l-1"]["spec"]["selector"] == {
+        prefix + "name": "l",
+        prefix + "group-index": "1",
+    }
+    subdomains = {p["metadata"]["name"]: p["spec"]["subdomain"] for p in w.of_kind("Pod")}
+    assert subdomains == {"l-0": "l-0", "l-0-1": "l-0", "l-1": "l-1", "l-1-1": "l-1"}

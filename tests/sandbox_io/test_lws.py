@@ -10,7 +10,7 @@ import pytest
 
 from kq.runtime.client import KubeClient
 from kq.runtime.resources import EVENTS, PODS
-from kq.sandbox.cluster.serving import LEADERWORKERSETS, STATEFULSETS
+from kq.sandbox.cluster.serving import LEADERWORKERSETS, SERVICES, STATEFULSETS
 from tests.harness import Cluster
 from tests.sandbox_io.serving import (
     condition,
@@ -96,6 +96,9 @@ async def test_groups_of_a_leader_and_workers(client: KubeClient, cluster: Clust
             assert workers["spec"]["replicas"] == 2
             assert by_name[f"llm-{group}-1"]["metadata"]["annotations"][
                 LWS + "leader-name"] == f"llm-{group}"  # fmt: skip
+        service = await client.get(SERVICES, "llm", ns)
+        assert service["spec"]["clusterIP"] == "None"
+        assert service["spec"]["selector"] == {LWS + "name": "llm"}
         leaders = await client.get(STATEFULSETS, "llm", ns)
         assert leaders["metadata"]["ownerReferences"][0]["uid"] == lws["metadata"]["uid"]
         assert leaders["metadata"]["annotations"][LWS + "replicas"] == "2"
@@ -112,7 +115,8 @@ async def test_groups_of_a_leader_and_workers(client: KubeClient, cluster: Clust
 
         async def collected() -> bool:
             sets = (await client.list(STATEFULSETS, namespace=ns))["items"]
-            return not sets and not await pods(client, ns)
+            services = (await client.list(SERVICES, namespace=ns))["items"]
+            return not sets and not services and not await pods(client, ns)
 
         await wait_for(collected, "the set's StatefulSets and pods garbage-collected")
 

@@ -19,7 +19,7 @@ from kq.sandbox.cluster.actions import Action, Delete, Obj, Patch, Ref, meta
 KINDS = (
     "JobSet", "Job", "Pod", "RayJob", "RayCluster", "MPIJob", "ConfigMap",
     "Workload", "ProvisioningRequest", "PodTemplate",
-    "Deployment", "ReplicaSet", "StatefulSet", "LeaderWorkerSet",
+    "Deployment", "ReplicaSet", "StatefulSet", "LeaderWorkerSet", "Service",
 )  # fmt: skip
 """Owner and dependent kinds collected: the job kinds, their children, and Kueue's objects."""
 _FOREGROUND = "foregroundDeletion"

@@ -17,7 +17,10 @@ conditions with an event on each change.
 With the ``exclusive-topology`` annotation, leaders get the webhook's affinity terms (one group
 per domain) and each worker StatefulSet selects its leader's domain once the leader is placed.
 
-Simplifications: no ControllerRevisions, no headless Service, no surge groups and no partition
+The headless Service ``<lws>`` (and, under ``subdomainPolicy: UniquePerReplica``, one per group
+named after its leader) gives the pods their DNS names.
+
+Simplifications: no ControllerRevisions, no surge groups and no partition
 (the rollout covers every group), no sub-groups.
 """
 
@@ -48,8 +51,10 @@ from kq.sandbox.cluster.lws_objects import (
     REVISION_KEY,
     SET_NAME,
     WORKER_INDEX,
+    headless_service,
     leader_statefulset,
     revision_key,
+    unique_per_replica,
     worker_statefulset,
 )
 from kq.sandbox.cluster.podinfo import annotations_of, labels_of, phase
@@ -266,14 +271,31 @@ def restart_groups(lws: Obj, statefulsets: Sequence[Obj], pods: Sequence[Obj]) -
     return _recreate_groups(lws, s, scope.pods, scope.sets)
 
 
+def _services(lws: Obj, scope: _Scope, services: Sequence[Obj]) -> list[Action]:
+    """The headless Service of the set, or one per group under ``UniquePerReplica``."""
+    ns, name = meta(lws).get("namespace"), str(meta(lws)["name"])
+    have = {str(meta(x)["name"]) for x in services if meta(x).get("namespace") == ns}
+    wanted = [headless_service(lws, name, {SET_NAME: name}, lws)]
+    if unique_per_replica(lws):
+        wanted += [
+            headless_service(lws, str(meta(leader)["name"]),
+                             {SET_NAME: name, GROUP_INDEX: labels_of(leader).get(GROUP_INDEX, "")},
+                             leader)
+            for leader in scope.leaders if not meta(leader).get("deletionTimestamp")
+        ]  # fmt: skip
+    return [Create(svc) for svc in wanted if svc["metadata"]["name"] not in have]
+
+
 def reconcile_lws(
     lws: Obj,
     statefulsets: Sequence[Obj],
     pods: Sequence[Obj],
     now: datetime,
+    *,
     nodes: Sequence[Obj] = (),
+    services: Sequence[Obj] = (),
 ) -> list[Action]:
-    """One level-triggered pass over a LeaderWorkerSet, its StatefulSets and its pods."""
+    """One level-triggered pass over a LeaderWorkerSet, its StatefulSets, Services and pods."""
     if meta(lws).get("deletionTimestamp"):
         return []
     try:
@@ -285,6 +307,7 @@ def reconcile_lws(
     actions = _sync_leader_set(lws, s, scope.leader_set, key)
     actions += _recreate_groups(lws, s, scope.pods, scope.sets)
     actions += _workers(lws, s, scope, nodes)
+    actions += _services(lws, scope, services)
     return _status(lws, s, scope.leader_set, scope.leaders, scope.sets, key, now) + actions
 
 

@@ -31,6 +31,8 @@ REPLICAS = PREFIX + "replicas"
 LEADER_NAME = PREFIX + "leader-name"
 REVISION_KEY = PREFIX + "template-revision-hash"
 EXCLUSIVE = PREFIX + "exclusive-topology"
+SUBDOMAIN_POLICY = PREFIX + "subdomainPolicy"
+UNIQUE_PER_REPLICA = "UniquePerReplica"
 _LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
 
 
@@ -56,6 +58,29 @@ def _notes(lws: Mapping[str, Any]) -> dict[str, str]:
     return notes
 
 
+def unique_per_replica(lws: Mapping[str, Any]) -> bool:
+    """Whether each group gets its own headless Service (``networkConfig.subdomainPolicy``)."""
+    network = (lws.get("spec") or {}).get("networkConfig") or {}
+    return network.get("subdomainPolicy") == UNIQUE_PER_REPLICA
+
+
+def headless_service(
+    lws: Mapping[str, Any], name: str, selector: Mapping[str, str], owner: Mapping[str, Any]
+) -> Obj:
+    """The headless Service giving the pods DNS names (``<pod>.<service>``)."""
+    return {
+        "apiVersion": "v1",
+        "kind": "Service",
+        "metadata": {
+            "name": name,
+            "namespace": meta(lws).get("namespace", "default"),
+            "labels": {SET_NAME: str(meta(lws)["name"])},
+            "ownerReferences": [controller_ref(owner)],
+        },
+        "spec": {"clusterIP": "None", "selector": dict(selector), "publishNotReadyAddresses": True},
+    }
+
+
 def _pod_notes(lws: Mapping[str, Any], tmeta: Mapping[str, Any]) -> dict[str, str]:
     notes = {**(tmeta.get("annotations") or {}), SIZE: str(size_of(lws))}
     exclusive = (meta(lws).get("annotations") or {}).get(EXCLUSIVE)
@@ -74,6 +99,8 @@ def leader_statefulset(lws: Obj, replicas: int, surge: int, unavailable: int, ke
     tmeta["labels"] = {**(tmeta.get("labels") or {}), WORKER_INDEX: "0", SET_NAME: name,
                        REVISION_KEY: key}  # fmt: skip
     tmeta["annotations"] = _pod_notes(lws, tmeta)
+    if unique_per_replica(lws):
+        tmeta["annotations"][SUBDOMAIN_POLICY] = UNIQUE_PER_REPLICA
     return {
         "apiVersion": "apps/v1",
         "kind": "StatefulSet",
@@ -123,7 +150,7 @@ def worker_statefulset(lws: Obj, leader: Obj) -> Obj:
             "ownerReferences": [controller_ref(leader)],
         },
         "spec": {
-            "serviceName": str(m["name"]),
+            "serviceName": str(lm["name"] if unique_per_replica(lws) else m["name"]),
             "replicas": size_of(lws) - 1,
             "podManagementPolicy": "Parallel",
             "ordinals": {"start": 1},
@@ -168,6 +195,8 @@ def default_pod(pod: Obj) -> None:
         topology = annotations_of(pod).get(EXCLUSIVE)
         if topology:
             _exclusive(pod, labels[GROUP_KEY], topology)
+        if annotations_of(pod).get(SUBDOMAIN_POLICY) == UNIQUE_PER_REPLICA:
+            pod.setdefault("spec", {})["subdomain"] = name
     else:
         labels[WORKER_INDEX] = index
     spec = pod.setdefault("spec", {})

@@ -25,8 +25,9 @@ STATEFULSETS = Resource("apps", "v1", "statefulsets", "StatefulSet", namespaced=
 LEADERWORKERSETS = Resource(
     "leaderworkerset.x-k8s.io", "v1", "leaderworkersets", "LeaderWorkerSet", namespaced=True
 )
-BUILTIN = {r.kind: r for r in (DEPLOYMENTS, REPLICASETS, STATEFULSETS)}
-"""apps/v1 kinds every API server serves."""
+SERVICES = Resource("", "v1", "services", "Service", namespaced=True)
+BUILTIN = {r.kind: r for r in (DEPLOYMENTS, REPLICASETS, STATEFULSETS, SERVICES)}
+"""Kinds every API server serves (Services: a LeaderWorkerSet's headless ones)."""
 
 View = Callable[[str], list[Obj]]
 
@@ -39,7 +40,8 @@ def passes(view: View, now: datetime) -> Iterator[list[Action]]:
     for rs in view("ReplicaSet"):
         yield reconcile_replicaset(rs, pods, now)
     for lws in view("LeaderWorkerSet"):
-        yield reconcile_lws(lws, view("StatefulSet"), view("Pod"), now, view("Node"))
+        yield reconcile_lws(lws, view("StatefulSet"), view("Pod"), now, nodes=view("Node"),
+                            services=view("Service"))  # fmt: skip
     pods = view("Pod")
     for sts in view("StatefulSet"):
         yield reconcile_statefulset(sts, pods, now, default_pod)
