@@ -28,6 +28,7 @@ _NAMESPACE_SUBRESOURCES = frozenset({"status", "finalize"})
 # Answered to anyone, as before RBAC: probes carry no token.
 _OPEN = frozenset({"/healthz", "/readyz", "/livez"})
 _FALSE = frozenset({"false", "0"})
+_ANONYMOUS = User("system:anonymous", groups=("system:unauthenticated",))
 
 
 def _named_by_field_selector(selector: str) -> str:
@@ -100,6 +101,3 @@ class Gate:
         if not allowed:
             raise forbidden(found, attrs, reason)
         return found
-
-
-_ANONYMOUS = User("system:anonymous", groups=("system:unauthenticated",))

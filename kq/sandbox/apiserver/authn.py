@@ -192,7 +192,8 @@ def _requests(headers: Any) -> list[Attributes]:
         out.append(Attributes("impersonate", resource="groups", name=group))
     for header, value in headers.items():
         if header.lower().startswith(IMPERSONATE_EXTRA):
-            key = _unescape(header[len(IMPERSONATE_EXTRA) :].lower())
+            # Extra keys travel percent-encoded in header names (%2F for /).
+            key = unquote(header[len(IMPERSONATE_EXTRA) :].lower())
             out.append(
                 Attributes(
                     "impersonate",
@@ -218,8 +219,3 @@ def _requests(headers: Any) -> list[Attributes]:
         what = ", ".join(f"{a.resource} {a.name!r}" for a in out)
         raise ApiError(400, "BadRequest", f"requested {what} without impersonating a user")
     return out
-
-
-def _unescape(key: str) -> str:
-    """Extra keys travel percent-encoded in header names (``%2F`` for ``/``)."""
-    return unquote(key)
