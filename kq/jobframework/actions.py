@@ -25,6 +25,8 @@ class Event:
     type: str = "Normal"
     member: str = ""
     """For a ``ComposableJob``: the member the event is about (default: the job)."""
+    workload: str = ""
+    """The Workload (by name) the event is about instead of the job."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,6 +61,15 @@ class UpdateWorkloadSpec:
     namespace: str
     name: str
     spec: Obj
+
+
+@dataclass(frozen=True, slots=True)
+class SetWorkloadOwners:
+    """Replace the Workload's ``ownerReferences`` (a group's new members become owners)."""
+
+    namespace: str
+    name: str
+    owners: Sequence[Obj]
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,6 +133,7 @@ Action = (
     | DeleteMember
     | CreateWorkload
     | UpdateWorkloadSpec
+    | SetWorkloadOwners
     | DeleteWorkload
     | RemoveWorkloadFinalizer
     | FinishWorkload

@@ -86,6 +86,8 @@ class JobStep:
     """For a ``ComposableJob``: the member object (a pod) the status patch or delete is about."""
     delete: bool = False
     """Delete ``member``."""
+    event: tuple[str, str] | None = None
+    """``(reason, message)`` of a Normal event about ``member`` once the step is done."""
 
 
 @runtime_checkable
@@ -200,6 +202,17 @@ class ComposableJob(Protocol):
 
     def finalize(self, job: Job) -> dict[str, Any]:
         """``job`` with the integration's finalizers removed from every member."""
+        ...
+
+    def upkeep(self, job: Job, workload: Obj | None) -> list[JobStep]:
+        """Writes that keep the members in line with their Workload, or with what it will be
+        (excess members deleted, replaced ones released); a ``JobStep.job`` is the whole job
+        as it should be from then on."""
+        ...
+
+    def workload_conditions(self, job: Job, workload: Obj) -> list[dict[str, Any]]:
+        """Conditions the Workload should carry (``type``, ``status``, ``reason``,
+        ``message``); only those that differ from the Workload's are written."""
         ...
 
 

@@ -74,7 +74,8 @@ class ActionApplier:
         self.members: dict[str, dict[str, Any]] = {}
         if self._composable is not None and job is not None:
             self.members = {name(m): deep_copy(m) for m in self._composable.members(job)}
-        self._read = dict(self.members)  # what the decision saw: the base of every member diff
+        # Each member as last meant: what the decision saw, then what was written.
+        self._meant = dict(self.members)
 
     async def apply(self, actions: Sequence[act.Action]) -> None:
         for action in actions:
@@ -82,10 +83,8 @@ class ActionApplier:
 
     async def _apply_one(self, action: act.Action) -> None:
         match action:
-            case act.Event(reason=reason, message=message, type=event_type, member=member):
-                assert self.job is not None, "events are about a job"
-                about = self.members.get(member, self.job) if member else self.job
-                await self._recorder.record(about, event_type, reason, message)
+            case act.Event(reason=reason, message=message, type=event_type) as event:
+                await self._recorder.record(self._about(event), event_type, reason, message)
             case act.UpdateJob(job=job) if self._composable is not None:
                 await self._update_members(job)
             case act.UpdateJob(patch=patch):
@@ -102,6 +101,9 @@ class ActionApplier:
             case act.UpdateWorkloadSpec(name=wl_name, spec=spec):
                 current = self._workload(wl_name)
                 patch = merge_patch({"spec": current.get("spec") or {}}, {"spec": spec})
+                await self._patch_workload(wl_name, patch, "")
+            case act.SetWorkloadOwners(name=wl_name, owners=owners):
+                patch = {"metadata": {"ownerReferences": [dict(o) for o in owners]}}
                 await self._patch_workload(wl_name, patch, "")
             case act.DeleteWorkload(namespace=ns, name=wl_name):
                 await _ignore_not_found(self._client.delete(WORKLOADS, wl_name, ns))
@@ -131,16 +133,25 @@ class ActionApplier:
             subresource=subresource,
         )
 
+    def _about(self, event: act.Event) -> dict[str, Any]:
+        if event.workload:
+            return self._workload(event.workload)
+        assert self.job is not None, "events are about a job"
+        if event.member:
+            return self.members.get(event.member, self.job)
+        return self.job
+
     async def _update_members(self, job: Obj) -> None:
         """Write each member of the composed ``job`` that differs from what was read."""
         assert self._composable is not None
         for member in self._composable.members(job):
-            read = self._read.get(name(member))
-            if read is None:
+            meant = self._meant.get(name(member))
+            if meant is None:
                 continue
-            patch = merge_patch(read, member)
+            patch = merge_patch(meant, member)
             if patch:
                 await self._patch_member(name(member), patch, "")
+                self._meant[name(member)] = deep_copy(member)
         self.job = deep_copy(job)
 
     async def _patch_member(self, member: str, patch: Obj, subresource: str) -> None:

@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from kq.api.priority import PRIORITY_CLASS_LABEL, WORKLOAD_PRIORITY_CLASS_SOURCE
-from kq.jobframework import lifecycle
+from kq.jobframework import composable, lifecycle
 from kq.jobframework.actions import (
     Action,
     CreateWorkload,
@@ -47,7 +47,6 @@ from kq.jobframework.interface import (
 from kq.jobframework.matching import equivalent
 from kq.jobframework.objects import (
     Obj,
-    controller_owner,
     dig,
     find_condition,
     is_deleting,
@@ -56,7 +55,6 @@ from kq.jobframework.objects import (
     meta,
     name,
     namespace,
-    uid,
 )
 from kq.jobframework.priority import Priorities, PriorityNotFound, resolve_priority
 from kq.jobframework.queue_name import is_managed, queue_name
@@ -92,7 +90,7 @@ def decide(
     if isinstance(integration, JobWithSkip) and integration.skip(job):
         return []
     if is_deleting(job):
-        return [*job_deleted(workloads), *_finalize(integration, job)]
+        return [*job_deleted(workloads), *composable.finalize(integration, job)]
     # Upstream respects managedJobsNamespaceSelector for every job, queue name or not
     # (ManagedJobsNamespaceSelectorAlwaysRespected, GA and locked on since Kueue v0.19).
     if not facts.namespace_managed or not is_managed(
@@ -106,10 +104,15 @@ def decide(
     actions, job, workload = ensured.actions, ensured.job, ensured.workload
     if ensured.done:
         return actions
+    if isinstance(integration, ComposableJob):
+        kept, job, done = composable.upkeep(integration, job, workload)
+        actions += kept
+        if done:
+            return actions
     if workload is not None and is_finished(workload):
         # FinishedWorkload went out with the write that declared the Workload finished; upstream
         # repeats it here and relies on client-go's event correlator to fold the two.
-        actions += _finalize(integration, job)
+        actions += composable.finalize(integration, job)
         if RESOURCE_IN_USE_FINALIZER in (meta(workload).get("finalizers") or ()):
             actions.append(_remove_finalizer(workload))
         return actions
@@ -121,7 +124,7 @@ def decide(
             lifecycle.MSG_WORKLOAD_DELETED,
             lifecycle.STOP_WORKLOAD_DELETED,
         )
-        finalized = _finalize(integration, job)
+        finalized = composable.finalize(integration, job)
         return [*actions, *stop_actions, *finalized, _remove_finalizer(workload)]
     finished = integration.finished(job)
     if finished is not None:
@@ -135,26 +138,6 @@ def decide(
     if workload is None:
         return actions + _create_workload(integration, job, facts)
     return actions + _follow_workload(integration, job, workload, facts)
-
-
-def _finalize(integration: GenericJob, job: Job) -> list[Action]:
-    """A composable job's members lose their finalizers (upstream's ``JobWithFinalize``)."""
-    if not isinstance(integration, ComposableJob):
-        return []
-    return update_job(job, integration.finalize(job))
-
-
-def _owns(integration: GenericJob, job: Job, workload: Obj) -> bool:
-    if isinstance(integration, ComposableJob):
-        return integration.owns(job, workload)
-    return (controller_owner(workload) or {}).get("uid") == uid(job)
-
-
-def _owned_by_single_pod(workload: Obj) -> bool:
-    """Upstream's SkipReassignmentForPodOwnedWorkloads (on by default): a Workload owned by one
-    pod dies with it, so its eviction is not requeued."""
-    owners = list(meta(workload).get("ownerReferences") or ())
-    return [(o.get("apiVersion"), o.get("kind")) for o in owners] == [("v1", "Pod")]
 
 
 def job_deleted(workloads: Sequence[Obj]) -> list[Action]:
@@ -205,7 +188,7 @@ def _ensure_one_workload(
     integration: GenericJob, job: Job, workloads: Sequence[Obj], facts: ClusterFacts
 ) -> _Ensured:
     """Keep the one Workload that matches the job; delete, update or stop for the rest."""
-    owned = [wl for wl in workloads if _owns(integration, job, wl)]
+    owned = [wl for wl in workloads if composable.owns(integration, job, wl)]
     match = next((wl for wl in owned if equivalent(integration, job, wl, facts.flavors)), None)
     to_delete = [wl for wl in owned if wl is not match]
     actions: list[Action] = []
@@ -347,7 +330,8 @@ def _follow_workload(
         stop_reason = f"{lifecycle.STOP_WORKLOAD_EVICTED}DueTo{reason}"
         actions, stopped = lifecycle.stop(integration, job, workload, message, stop_reason)
         if has_quota_reservation(workload) and not integration.is_active(stopped):
-            requeued = reason in REQUEUE_ON_EVICTION and not _owned_by_single_pod(workload)
+            single_pod = composable.owned_by_single_pod(workload)
+            requeued = reason in REQUEUE_ON_EVICTION and not single_pod
             actions.append(ReleaseQuota(wl_ns, wl_name, requeued, reason, message))
         return actions
     if integration.is_suspended(job):

@@ -1,6 +1,7 @@
 """Pod groups: one Workload per group once all its pods exist, admitted and run together,
-finished together; preempted as a whole (each pod marked ``TerminationTarget`` and deleted);
-a deleted Workload stops and releases every pod."""
+finished together; preempted as a whole (each pod marked ``TerminationTarget`` and deleted),
+then waiting for replacement pods; a deleted Workload stops and releases every pod; pods
+beyond the group's size are deleted."""
 
 from __future__ import annotations
 
@@ -93,7 +94,7 @@ async def test_a_group_is_preempted_as_a_whole(stack: Stack) -> None:
         await stack.assert_running_on_the_flavor(await _pods(stack, names))
 
     await eventually(low_running, "the low-priority group running")
-    await stack.create(PODS, pod("urgent", cpu="3", seconds=6000, labels={PRIORITY_LABEL: "high"}))
+    await stack.create(PODS, pod("urgent", cpu="3", seconds=180, labels={PRIORITY_LABEL: "high"}))
 
     async def evicted() -> None:
         workload = await get_workload(stack, "low")
@@ -118,12 +119,40 @@ async def test_a_group_is_preempted_as_a_whole(stack: Stack) -> None:
 
     await eventually(stopped, "each pod of the group marked and deleted")
     urgent = await eventually(lambda: stack.workload("Pod", "urgent"), "the urgent Workload")
+    assert is_true(await get_workload(stack, urgent["metadata"]["name"]), "Admitted")
 
-    async def urgent_runs() -> None:
-        assert is_true(await get_workload(stack, urgent["metadata"]["name"]), "Admitted")
-        await stack.assert_running_on_the_flavor([await get_pod(stack, "urgent")])
+    async def waiting() -> None:
+        found = wl_condition(await get_workload(stack, "low"), "WaitingForReplacementPods")
+        assert found is not None
+        assert (found["status"], found["reason"]) == ("True", "Preempted")
 
-    await eventually(urgent_runs, "the urgent pod admitted and running")
+    await eventually(waiting, "the group's Workload waiting for replacement pods")
+    # Replacements (as a controller would create them) take the preempted pods' places: those
+    # lose their finalizer and go; the group runs again once the urgent pod is done.
+    replacements = ["low-2", "low-3"]
+    for name in replacements:
+        await stack.create(
+            PODS, group_pod(name, "low", 2, cpu="2", seconds=6000, labels={PRIORITY_LABEL: "low"})
+        )
+
+    async def replaced() -> None:
+        for name in names:
+            assert not await exists(stack, PODS, name), f"{name} still exists"
+        found = wl_condition(await get_workload(stack, "low"), "WaitingForReplacementPods")
+        assert found is not None
+        assert (found["status"], found["reason"], found["message"]) == (
+            "False",
+            "PodsReady",
+            "No pods need replacement",
+        )
+        await stack.assert_running_on_the_flavor(await _pods(stack, replacements))
+
+    await eventually(replaced, "the replacements running in the preempted pods' places")
+    # Each replacement became an owner as it arrived, so the Workload outlived the old pods.
+    added = await event(stack, "Workload", "low", "OwnerReferencesAdded")
+    assert added["message"] in ("Added 1 owner reference(s)", "Added 2 owner reference(s)")
+    owners = (await get_workload(stack, "low"))["metadata"]["ownerReferences"]
+    assert set(replacements) <= {o["name"] for o in owners}
 
 
 async def test_deleting_a_group_workload_stops_and_releases_its_pods(stack: Stack) -> None:
@@ -153,3 +182,16 @@ def _priority(name: str, value: int) -> dict[str, Any]:
         "metadata": {"name": name},
         "value": value,
     }
+
+
+async def test_pods_beyond_the_group_size_are_deleted(stack: Stack) -> None:
+    for name in ("x-0", "x-1", "x-2"):
+        await stack.create(PODS, group_pod(name, "pair", 2, seconds=6000))
+
+    async def trimmed() -> None:
+        assert not await exists(stack, PODS, "x-2"), "the newest pod is still there"
+        workload = await get_workload(stack, "pair")
+        assert [ps["count"] for ps in workload["spec"]["podSets"]] == [2]
+
+    await eventually(trimmed, "the excess pod deleted and a Workload for two")
+    await event(stack, "Pod", "x-2", "ExcessPodDeleted", "Excess pod deleted")

@@ -15,7 +15,7 @@ from kq.jobframework.actions import CreateWorkload, Event
 from kq.jobframework.io_facts import Caches, FactSource, JobFrameworkOptions
 from kq.jobframework.webhook import default_on_create
 from kq.runtime.store import Store
-from kq_plugins.jobs import pod_group
+from kq_plugins.jobs import pod_group, pod_upkeep
 from kq_plugins.jobs.pod import ADMISSION_GATE, MANAGED_LABEL, POD_FINALIZER, Pod
 
 POD = Pod()
@@ -175,3 +175,48 @@ def test_a_group_finishes_when_all_succeed_or_an_unretriable_one_ends_it() -> No
     assert finished.message == "Pods succeeded: 1/2."
     finalized = POD.finalize(POD.compose(pods))
     assert all(POD_FINALIZER not in p["metadata"]["finalizers"] for p in POD.members(finalized))
+
+
+def _workload(count: int, role: str) -> dict[str, Any]:
+    return {"metadata": {"name": "g"}, "spec": {"podSets": [{"name": role, "count": count}]}}
+
+
+def _failed(pod: dict[str, Any]) -> dict[str, Any]:
+    return {**pod, "status": {"phase": "Failed"}}
+
+
+@given(st.integers(0, 4), st.integers(0, 4), st.integers(1, 4))
+def test_the_upkeep_plan_keeps_each_role_at_its_count(active: int, failed: int, count: int) -> None:
+    pods = [created(f"a{i}", "1", "g", count) for i in range(active)]
+    pods += [_failed(created(f"f{i}", "1", "g", count)) for i in range(failed)]
+    if not pods:
+        return
+    role = pod_group.role_hash(pods[0])
+    found = pod_upkeep.plan(POD.compose(pods), _workload(count, role))
+    assert len(found.excess) == max(0, active - count)
+    assert found.absent == max(0, count - active)
+    kept_failed = failed - len(found.replaced)
+    # Failed pods are released only as far as running ones take their places.
+    assert kept_failed == min(failed, max(0, count - active))
+    assert all(p["status"]["phase"] == "Failed" for p in found.replaced)
+
+
+def test_waiting_for_replacement_pods_follows_the_missing_pods() -> None:
+    pods = [created("a", "1", "g", 2), _failed(created("b", "1", "g", 2))]
+    workload = _workload(2, pod_group.role_hash(pods[0]))
+    [waiting] = pod_upkeep.waiting_condition(POD.compose(pods), workload)
+    assert (waiting["status"], waiting["reason"], waiting["message"]) == (
+        "True",
+        "PodsFailed",
+        "Some Failed pods need replacement",
+    )
+    evicted = {"type": "Evicted", "status": "True", "reason": "Preempted", "message": "by x"}
+    workload["status"] = {"conditions": [evicted]}
+    [waiting] = pod_upkeep.waiting_condition(POD.compose(pods), workload)
+    assert (waiting["reason"], waiting["message"]) == ("Preempted", "by x")
+    whole = [created("a", "1", "g", 2), created("c", "1", "g", 2)]
+    workload["status"] = {"conditions": [{**waiting, "type": "WaitingForReplacementPods"}]}
+    [ready] = pod_upkeep.waiting_condition(POD.compose(whole), workload)
+    assert (ready["status"], ready["reason"]) == ("False", "PodsReady")
+    fresh = _workload(2, pod_group.role_hash(whole[0]))
+    assert pod_upkeep.waiting_condition(POD.compose(whole), fresh) == []

@@ -44,6 +44,7 @@ from kq.jobframework.objects import (
 from kq.jobframework.podset import check_info_count, merge_into_template
 from kq.jobframework.workload import max_execution_time_seconds
 from kq_plugins.jobs import pod_group as group
+from kq_plugins.jobs import pod_upkeep as upkeep
 from kq_plugins.jobs.pod_validation import validate_create, validate_update
 
 ADMISSION_GATE = "kueue.x-k8s.io/admission"
@@ -194,8 +195,7 @@ class Pod:
             return None
         if dig(workload, "spec", "maximumExecutionTimeSeconds") != max_execution_time_seconds(job):
             return False
-        finished = (find_condition(workload, "Finished") or {}).get("status") == "True"
-        return group.matches(job, workload, finished)
+        return group.matches(job, workload)
 
     def compose_workload(self, job: Job, workload: Obj) -> dict[str, Any]:
         out = deep_copy(workload)
@@ -238,6 +238,12 @@ class Pod:
                 JobStep(member=name(pod), delete=True),
             ]
         return steps
+
+    def upkeep(self, job: Job, workload: Obj | None) -> list[JobStep]:
+        return upkeep.steps(job, workload) if group.is_group(job) else []
+
+    def workload_conditions(self, job: Job, workload: Obj) -> list[dict[str, Any]]:
+        return upkeep.waiting_condition(job, workload) if group.is_group(job) else []
 
     def finalize(self, job: Job) -> dict[str, Any]:
         pods = [_without_finalizer(p) for p in group.members(job)]

@@ -173,22 +173,18 @@ def finished_message(group: Job) -> str | None:
     return None
 
 
-def matches(group: Job, workload: Job, finished: bool) -> bool:
-    """Upstream's ``equivalentToWorkload``: every role of the pods is in the Workload, in
-    order, with at least as many pods (pods may be missing, e.g. failed ones to be replaced)."""
-    wanted = pod_sets(group)
-    have = list(dig(workload, "spec", "podSets") or ())
+def matches(group: Job, workload: Job) -> bool:
+    """Upstream's ``equivalentToWorkload`` once excess pods are set aside: the Workload is
+    the group's and every role of its runnable pods is one of its pod sets, in order (pods
+    may be missing, e.g. failed ones waiting for replacements)."""
     if name(workload) != group_name(members(group)[0]):
         return False
-    if not finished and len(have) < len(wanted):
-        return False
+    have = [ps.get("name") for ps in dig(workload, "spec", "podSets") or ()]
     index = 0
-    for pod_set in wanted:
-        while index < len(have) and have[index].get("name") != pod_set.name:
+    for pod_set in pod_sets(group):
+        while index < len(have) and have[index] != pod_set.name:
             index += 1
         if index == len(have):
-            return False
-        if not finished and int(have[index].get("count", 1)) < pod_set.count:
             return False
         index += 1
     return True
