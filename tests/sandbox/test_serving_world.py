@@ -137,3 +137,32 @@ def test_unique_per_replica_gives_each_group_its_own_headless_service() -> None:
     }
     subdomains = {p["metadata"]["name"]: p["spec"]["subdomain"] for p in w.of_kind("Pod")}
     assert subdomains == {"l-0": "l-0", "l-0-1": "l-0", "l-1": "l-1", "l-1-1": "l-1"}
+
+
+def test_a_partition_keeps_the_groups_below_it_on_their_revision() -> None:
+    w = World(ManualClock())
+    for node in node_objects(load_profile("s1"), w.clock.now()):
+        w.add(node)
+    rollout = {"type": "RollingUpdate", "rollingUpdateConfiguration": {"partition": 2}}
+    lws_spec = {"replicas": 3, "rolloutStrategy": rollout,
+                "leaderWorkerTemplate": {"size": 2, "workerTemplate": TEMPLATE}}  # fmt: skip
+    w.add({"apiVersion": "leaderworkerset.x-k8s.io/v1", "kind": "LeaderWorkerSet",
+           "metadata": {"name": "l", "generation": 1}, "spec": lws_spec})  # fmt: skip
+    w.run(lambda w: len(_ready(w)) == 6, max_seconds=60)
+    key = "leaderworkerset.sigs.k8s.io/template-revision-hash"
+    before = labels_of(w.get("Pod", "l-0"))[key]
+    lws = w.get("LeaderWorkerSet", "l")
+    lws["spec"]["leaderWorkerTemplate"]["workerTemplate"]["metadata"]["labels"]["v"] = "2"
+
+    def rolled(w: World) -> bool:
+        keys = {labels_of(p)[key] for p in _ready(w) if p["metadata"]["name"].startswith("l-2")}
+        return len(_ready(w)) == 6 and keys != {before} and len(keys) == 1
+
+    w.run(rolled, max_seconds=600)
+    assert {labels_of(w.get("Pod", n))[key] for n in ("l-0", "l-0-1", "l-1", "l-1-1")} == {before}
+    conditions = {
+        c["type"]: c["status"] for c in w.get("LeaderWorkerSet", "l")["status"]["conditions"]
+    }
+    assert conditions["Available"] == "True"
+    assert conditions.get("UpdateInProgress", "False") == "False"
+    assert w.get("LeaderWorkerSet", "l")["status"]["updatedReplicas"] == 1

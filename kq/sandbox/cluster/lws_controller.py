@@ -7,12 +7,8 @@ group. Under ``RecreateGroupOnPodRestart`` (the default) a pod of the group that
 container or is being deleted makes the controller delete the leader (foreground), which
 recreates the whole group; ``RecreateGroupAfterStart`` does so only once no pod of the group is
 pending. A template change gives a new ``template-revision-hash``; the leader StatefulSet's
-rolling update then replaces the groups, ``maxUnavailable + maxSurge`` at a time.
-
-Status as upstream: ``replicas`` (leader pods), ``readyReplicas`` (groups whose leader is ready
-and whose worker StatefulSet is fully available), ``updatedReplicas``, ``hpaPodSelector``,
-``observedGeneration``, and the mutually exclusive Available / Progressing (/ UpdateInProgress)
-conditions with an event on each change.
+rolling update then replaces the groups, ``maxUnavailable + maxSurge`` at a time, down to
+``rollingUpdateConfiguration.partition``. Status is ``lws_status``'s.
 
 With the ``exclusive-topology`` annotation, leaders get the webhook's affinity terms (one group
 per domain) and each worker StatefulSet selects its leader's domain once the leader is placed.
@@ -20,8 +16,8 @@ per domain) and each worker StatefulSet selects its leader's domain once the lea
 The headless Service ``<lws>`` (and, under ``subdomainPolicy: UniquePerReplica``, one per group
 named after its leader) gives the pods their DNS names.
 
-Simplifications: no ControllerRevisions, no surge groups and no partition
-(the rollout covers every group), no sub-groups.
+Simplifications: no ControllerRevisions (a group below the partition that is recreated gets the
+current template), no surge groups, no sub-groups.
 """
 
 from __future__ import annotations
@@ -43,7 +39,6 @@ from kq.sandbox.cluster.actions import (
     owned_by,
 )
 from kq.sandbox.cluster.apps import InvalidSpec, int_field, merge_diff, running_ready, scaled
-from kq.sandbox.cluster.clock import rfc3339
 from kq.sandbox.cluster.lws_objects import (
     EXCLUSIVE,
     GROUP_INDEX,
@@ -51,23 +46,17 @@ from kq.sandbox.cluster.lws_objects import (
     REVISION_KEY,
     SET_NAME,
     WORKER_INDEX,
+    controller_uid,
     headless_service,
     leader_statefulset,
     revision_key,
     unique_per_replica,
     worker_statefulset,
 )
+from kq.sandbox.cluster.lws_status import SOURCE, Shape, status_actions
 from kq.sandbox.cluster.podinfo import annotations_of, labels_of, phase
 
-SOURCE = "leaderworkerset"
 _RESTART_POLICIES = ("Default", "None", "RecreateGroupOnPodRestart", "RecreateGroupAfterStart")
-_EXCLUSIVE = {"Available": ("Progressing", "UpdateInProgress"), "Progressing": ("Available",),
-              "UpdateInProgress": ("Available",)}  # fmt: skip
-_CONDITIONS = {
-    "Available": ("AllGroupsReady", "All replicas are ready"),
-    "Progressing": ("GroupsProgressing", "Replicas are progressing"),
-    "UpdateInProgress": ("GroupsUpdating", "Rolling Upgrade is in progress"),
-}
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,6 +67,7 @@ class _Settings:
     leader_ready: bool
     surge: int
     unavailable: int
+    partition: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,20 +101,26 @@ def _settings(lws: Obj) -> _Settings:
     rolling = (spec.get("rolloutStrategy") or {}).get("rollingUpdateConfiguration") or {}
     surge = min(scaled(rolling.get("maxSurge"), replicas, round_up=True, default=0), replicas)
     unavailable = scaled(rolling.get("maxUnavailable"), replicas, round_up=False, default=1)
-    return _Settings(replicas, size, restart, startup == "LeaderReady", surge, unavailable)
+    partition = int_field(rolling, "partition", 0)
+    return _Settings(
+        replicas, size, restart, startup == "LeaderReady", surge, unavailable, partition
+    )
 
 
 def _sync_leader_set(lws: Obj, s: _Settings, leader_set: Obj | None, key: str) -> list[Action]:
-    want = leader_statefulset(lws, s.replicas, s.surge, s.unavailable, key)
+    want = leader_statefulset(lws, s.replicas, s.surge, s.unavailable, key, s.partition)
     ref = Ref.of(lws)
     if leader_set is None:
         message = f"Created leader statefulset {meta(lws)['name']}"
         return [Create(want), Event(ref, "GroupsProgressing", message, source=SOURCE)]
     have_key = labels_of(leader_set).get(REVISION_KEY)
-    have_replicas = (leader_set.get("spec") or {}).get("replicas")
-    if have_key == key and have_replicas == s.replicas:
-        return []  # compare only what we own: the server defaults the rest of the template
     have_spec = leader_set.get("spec") or {}
+    have_replicas = have_spec.get("replicas")
+    have_partition = ((have_spec.get("updateStrategy") or {}).get("rollingUpdate") or {}).get(
+        "partition"
+    )
+    if have_key == key and have_replicas == s.replicas and have_partition == s.partition:
+        return []  # compare only what we own: the server defaults the rest of the template
     current = {"metadata": {k: meta(leader_set).get(k) or {} for k in ("labels", "annotations")},
                "spec": {k: have_spec.get(k) for k in want["spec"]}}  # fmt: skip
     wanted = {"metadata": {k: want["metadata"][k] for k in ("labels", "annotations")},
@@ -136,11 +132,6 @@ def _sync_leader_set(lws: Obj, s: _Settings, leader_set: Obj | None, key: str) -
         message = f"Creating revision with key {key} for updated LWS"
         actions.append(Event(ref, "CreatingRevision", message, source=SOURCE))
     return actions
-
-
-def _owner_uid(obj: Mapping[str, Any]) -> str:
-    refs = [r for r in meta(obj).get("ownerReferences") or () if r.get("controller")]
-    return str(refs[0].get("uid", "")) if refs else ""
 
 
 def _workers(lws: Obj, s: _Settings, scope: _Scope, nodes: Sequence[Obj]) -> list[Action]:
@@ -236,9 +227,9 @@ def _leader_of(pod: Obj, by_name: Mapping[str, Obj], sets: Mapping[str, Obj]) ->
     if leader is None or labels_of(leader).get(REVISION_KEY) != labels_of(pod).get(REVISION_KEY):
         return None
     owner_set = sets.get(name)
-    if owner_set is None or _owner_uid(pod) != meta(owner_set).get("uid"):
+    if owner_set is None or controller_uid(pod) != meta(owner_set).get("uid"):
         return None
-    return leader if _owner_uid(owner_set) == meta(leader).get("uid") else None
+    return leader if controller_uid(owner_set) == meta(leader).get("uid") else None
 
 
 def _scope(lws: Obj, statefulsets: Sequence[Obj], pods: Sequence[Obj]) -> _Scope:
@@ -252,7 +243,7 @@ def _scope(lws: Obj, statefulsets: Sequence[Obj], pods: Sequence[Obj]) -> _Scope
         (x for x in in_ns if meta(x)["name"] == name and owned_by(x, str(m["uid"]))), None
     )
     leader_uids = {str(meta(p).get("uid")) for p in mine}
-    sets = {str(meta(x)["name"]): x for x in in_ns if _owner_uid(x) in leader_uids}
+    sets = {str(meta(x)["name"]): x for x in in_ns if controller_uid(x) in leader_uids}
     leaders = sorted((p for p in mine if labels_of(p).get(WORKER_INDEX) == "0"),
                      key=lambda p: str(meta(p)["name"]))  # fmt: skip
     return _Scope(mine, leader_set, sets, leaders, {str(meta(x)["name"]) for x in in_ns})
@@ -308,82 +299,7 @@ def reconcile_lws(
     actions += _recreate_groups(lws, s, scope.pods, scope.sets)
     actions += _workers(lws, s, scope, nodes)
     actions += _services(lws, scope, services)
-    return _status(lws, s, scope.leader_set, scope.leaders, scope.sets, key, now) + actions
-
-
-def _group_state(
-    leader: Obj, s: _Settings, sets: Mapping[str, Obj], key: str
-) -> tuple[bool, bool] | None:
-    """Whether the group is ready and runs the current revision (``None``: no workers yet)."""
-    workers = sets.get(str(meta(leader)["name"]))
-    if workers is None or _owner_uid(workers) != meta(leader).get("uid"):
-        if s.size > 1:
-            return None
-        return running_ready(leader), labels_of(leader).get(REVISION_KEY) == key
-    st = workers.get("status") or {}
-    set_ready = int((workers.get("spec") or {}).get("replicas") or 0) == int(
-        st.get("availableReplicas") or 0
-    ) and st.get("currentRevision") == st.get("updateRevision")
-    updated = labels_of(leader).get(REVISION_KEY) == key == labels_of(workers).get(REVISION_KEY)
-    return set_ready and running_ready(leader), updated
-
-
-def _status(
-    lws: Obj, s: _Settings, leader_set: Obj | None, leaders: Sequence[Obj],
-    sets: Mapping[str, Obj], key: str, now: datetime,
-) -> list[Action]:  # fmt: skip
-    found = [_group_state(p, s, sets, key) for p in leaders if not meta(p).get("deletionTimestamp")]
-    states = [state for state in found if state is not None]
-    ready = sum(1 for r, _ in states if r)
-    updated = sum(1 for _, u in states if u)
-    if updated < len(states):
-        wanted = ["UpdateInProgress", "Progressing"]
-    elif ready == s.replicas and updated >= s.replicas:
-        wanted = ["Available"]
-    else:
-        wanted = ["Progressing"]
-    name = str(meta(lws)["name"])
-    status: Obj = {
-        "replicas": int(((leader_set or {}).get("status") or {}).get("replicas") or 0),
-        "readyReplicas": ready,
-        "updatedReplicas": updated,
-        "hpaPodSelector": f"{SET_NAME}={name},{WORKER_INDEX}=0",
-        "observedGeneration": meta(lws).get("generation"),
-    }
-    old = lws.get("status") or {}
-    conditions, changed = _set_conditions(old.get("conditions") or [], wanted, lws, now)
-    actions: list[Action] = []
-    if changed:
-        status["conditions"] = conditions
-        reason, message = _CONDITIONS[wanted[0]]
-        actions.append(Event(Ref.of(lws), reason, f"{message}, with {ready} groups ready of total "
-                             f"{s.replicas} groups", source=SOURCE))  # fmt: skip
-    patch = {
-        k: v
-        for k, v in status.items()
-        if old.get(k) != v and not (v in (None, 0) and not old.get(k))
-    }
-    return ([Patch(Ref.of(lws), {"status": patch}, "status")] if patch else []) + actions
-
-
-def _set_conditions(
-    old: Sequence[Obj], wanted: Sequence[str], lws: Obj, now: datetime
-) -> tuple[list[Obj], bool]:
-    """Set each wanted condition True; the ones exclusive with it turn False."""
-    generation = meta(lws).get("generation")
-    stamp = rfc3339(now)
-    conditions = [dict(c) for c in old]
-    for type_ in wanted:
-        reason, message = _CONDITIONS[type_]
-        new = {"type": type_, "status": "True", "lastTransitionTime": stamp,
-               "observedGeneration": generation, "reason": reason, "message": message}  # fmt: skip
-        for i, cond in enumerate(conditions):
-            if cond.get("type") == type_ and cond.get("status") != "True":
-                conditions[i] = new
-            elif cond.get("type") in _EXCLUSIVE[type_] and cond.get("status") == "True":
-                cond.update(status="False", lastTransitionTime=stamp, observedGeneration=generation)
-        if not any(c.get("type") == type_ for c in conditions):
-            conditions.append(new)
-    for cond in conditions:
-        cond["observedGeneration"] = generation
-    return conditions, conditions != list(old)
+    shape = Shape(s.replicas, s.size, s.partition)
+    return (
+        status_actions(lws, shape, scope.leader_set, scope.leaders, scope.sets, key, now) + actions
+    )

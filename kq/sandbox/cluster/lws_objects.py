@@ -36,6 +36,12 @@ UNIQUE_PER_REPLICA = "UniquePerReplica"
 _LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
 
 
+def controller_uid(obj: Mapping[str, Any]) -> str:
+    """The uid of the object's controller ("" when it has none)."""
+    refs = [r for r in meta(obj).get("ownerReferences") or () if r.get("controller")]
+    return str(refs[0].get("uid", "")) if refs else ""
+
+
 def group_key(namespace: str, leader: str) -> str:
     return hashlib.sha1(f"{namespace}/{leader}".encode()).hexdigest()
 
@@ -89,7 +95,9 @@ def _pod_notes(lws: Mapping[str, Any], tmeta: Mapping[str, Any]) -> dict[str, st
     return notes
 
 
-def leader_statefulset(lws: Obj, replicas: int, surge: int, unavailable: int, key: str) -> Obj:
+def leader_statefulset(
+    lws: Obj, replicas: int, surge: int, unavailable: int, key: str, partition: int = 0
+) -> Obj:
     """The leader StatefulSet: one leader pod per group, all created in parallel."""
     m = meta(lws)
     name = str(m["name"])
@@ -118,7 +126,10 @@ def leader_statefulset(lws: Obj, replicas: int, surge: int, unavailable: int, ke
             "template": template,
             "updateStrategy": {
                 "type": "RollingUpdate",
-                "rollingUpdate": {"maxUnavailable": max(unavailable + surge, 1), "partition": 0},
+                "rollingUpdate": {
+                    "maxUnavailable": max(unavailable + surge, 1),
+                    "partition": partition,
+                },
             },
             "selector": {"matchLabels": {SET_NAME: name, WORKER_INDEX: "0"}},
         },
