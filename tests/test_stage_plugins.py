@@ -235,5 +235,27 @@ async def test_a_third_party_strategy_owns_its_queue_order(
     assert not is_true(big, "QuotaReserved")  # 1 cpu left: big waits behind the smaller one
 
 
+async def test_a_third_party_queue_order_goes_before_the_strategys(
+    cluster: Cluster, running: Path, client: KubeClient, tmp_path: Path
+) -> None:
+    """ByRank (``kq_queue_order``): the workload of the lower rank label goes first though it
+    came later (BestEffortFIFO alone would admit the older one)."""
+    cache, ident = tmp_path / "cache", suffix()
+    ns, rf, cq = f"rank-{ident}", f"rf-{ident}", f"cq-{ident}"
+    apply(cluster, cache, namespace(ns), flavor(rf), cluster_queue(cq, rf, "cpu", 2),
+          local_queue(ns, "lq", cq))  # fmt: skip
+    apply(cluster, cache, workload(ns, "hold", "lq", {"cpu": 2}))
+    await workload_until(client, ns, "hold", "admitted", lambda o: is_true(o, "Admitted"))
+    for name, rank in (("older", "5"), ("newer", "1")):
+        ranked = workload(ns, name, "lq", {"cpu": 2})
+        ranked["metadata"]["labels"] = {"kq-stages.example/rank": rank}
+        apply(cluster, cache, ranked)
+        await workload_until(client, ns, name, "tried", tried)
+    await finish(client, ns, "hold")
+    await workload_until(client, ns, "newer", "admitted first", lambda o: is_true(o, "Admitted"))
+    older = await client.get(WORKLOADS, "older", ns)
+    assert not is_true(older, "QuotaReserved")
+
+
 def tried(obj: dict[str, Any]) -> bool:
     return condition(obj, "QuotaReserved") is not None

@@ -11,7 +11,10 @@
 - ``SpareOnly`` (``kq.dev/hot-swap: SpareOnly``): a workload on a failed node moves only to
   free healthy capacity; it never evicts anyone to recover;
 - a veto (``kq_workload_admissible``) for every queue: a Workload labelled
-  ``kq-stages.example/hold: "true"`` waits, saying so, until the label goes.
+  ``kq-stages.example/hold: "true"`` waits, saying so, until the label goes;
+- ``ByRank`` (``kq_queue_order``) for every queue: pending workloads are ordered by their
+  ``kq-stages.example/rank`` label (an integer, lower first; unlabelled is 0), then by the
+  queue's strategy.
 
 Written from ``kq/hookspecs.py`` and ``kq.plugin`` alone.
 """
@@ -27,6 +30,7 @@ from kq.plugin import (
     FlavorOption,
     FlavorResource,
     Mode,
+    QueueOrder,
     Recovery,
     Register,
     RequeueReason,
@@ -146,3 +150,20 @@ class SmallestFirst:
 def kq_register_queueing_strategies(register: Register) -> None:
     register(ParkAlways)
     register(SmallestFirst)
+
+
+RANK_LABEL = "kq-stages.example/rank"
+
+
+class ByRank:
+    def key(self, info: WorkloadInfo) -> tuple[int]:
+        rank = info.obj.labels.get(RANK_LABEL, "0")
+        return (int(rank) if rank.lstrip("-").isdigit() else 0,)
+
+    def revision(self) -> int:
+        return 0  # a label change re-queues the workload, with its new key
+
+
+@hookimpl
+def kq_queue_order(cluster_queue: ClusterQueue) -> QueueOrder | None:
+    return ByRank()

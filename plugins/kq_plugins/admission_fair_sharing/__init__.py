@@ -35,7 +35,7 @@ def kq_register_controllers(register: Register) -> None:
     register(AdmissionFairSharingController)
 
 
-@hookimpl
+@hookimpl(trylast=True)
 def kq_queue_order(cluster_queue: ClusterQueue) -> QueueOrder | None:
     return LEDGER.order(cluster_queue)
 
