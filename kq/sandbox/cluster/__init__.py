@@ -15,6 +15,6 @@ Every controller takes plain API dicts plus a clock reading and returns a list o
 - ``rayjob_controller`` + ``raycluster_controller``, ``mpijob_controller``; ``names``: suffixes
 - ``provisioning``: the ProvisioningRequest autoscaler (DWS queued provisioning, check-capacity)
 - ``serving``: ``deployment_controller`` + ``replicaset_controller``, ``statefulset_controller``,
-  ``lws_controller`` + ``lws_objects``; ``apps``: what they share; ``readiness``: when a
-  serving pod turns Ready
+  ``lws_controller`` + ``lws_objects`` + ``lws_status``; ``apps``: what they share;
+  ``readiness``: when a serving pod turns Ready
 """
