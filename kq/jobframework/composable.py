@@ -67,6 +67,16 @@ def upkeep(
     return [*actions, *changed], job, bool(changed)
 
 
+def name_conflict(workload_name: str) -> Event:
+    """Upstream's refusal of a group whose name a Workload of someone else's already has."""
+    return Event(
+        "WorkloadNameConflict",
+        f'A Workload named "{workload_name}" already exists but is not a pod group workload; '
+        "this pod group cannot be admitted",
+        "Warning",
+    )
+
+
 def _new_owners(integration: ComposableJob, job: Job, workload: Obj) -> list[Action]:
     """Members the Workload does not name as owners yet become owners, so it outlives the
     members it was made for (upstream's ``EnsureWorkloadOwnedByAllMembers``)."""

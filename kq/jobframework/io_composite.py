@@ -52,9 +52,12 @@ def load(
         ]
         members.sort(key=lambda obj: (str(meta(obj).get("creationTimestamp", "")), name(obj)))
         found = workloads.get(f"{ns}/{group}")
-        # A Workload of that name with a controller belongs to someone else.
-        candidates = [found] if found is not None and controller_owner(found) is None else []
-        return Loaded(integration.compose(members) if members else None, candidates)
+        if not members:
+            # A Workload of that name with a controller belongs to someone else: not an orphan.
+            orphans = [found] if found is not None and controller_owner(found) is None else []
+            return Loaded(None, orphans)
+        # ``owns`` tells the group's own Workload from another's that only has its name.
+        return Loaded(integration.compose(members), [found] if found is not None else [])
     obj = jobs.get(f"{ns}/{job_name}")
     if obj is None or integration.group_name(obj):
         return Loaded(None, [])

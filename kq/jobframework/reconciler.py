@@ -136,7 +136,7 @@ def decide(
             ]
         return actions
     if workload is None:
-        return actions + _create_workload(integration, job, facts)
+        return actions + _create_workload(integration, job, facts, workloads)
     return actions + _follow_workload(integration, job, workload, facts)
 
 
@@ -282,7 +282,11 @@ def _sync_priority(
     ], False
 
 
-def _create_workload(integration: GenericJob, job: Job, facts: ClusterFacts) -> list[Action]:
+def _create_workload(
+    integration: GenericJob, job: Job, facts: ClusterFacts, others: Sequence[Obj]
+) -> list[Action]:
+    """The job's Workload, unless the job cannot have one yet; ``others``: Workloads of the
+    namespace that may hold its name (a pod group's)."""
     if integration.is_active(job):
         return []  # wait until the pods of a previous run are gone
     if isinstance(integration, ComposableJob):
@@ -297,6 +301,8 @@ def _create_workload(integration: GenericJob, job: Job, facts: ClusterFacts) -> 
     workload = build_workload(integration, job, pod_sets, queue.name, priority)
     if isinstance(integration, ComposableJob):
         workload = integration.compose_workload(job, workload)
+        if any(name(other) == name(workload) for other in others):
+            return [composable.name_conflict(name(workload))]
     actions: list[Action] = [
         CreateWorkload(workload),
         Event(REASON_CREATED_WORKLOAD, f"Created Workload: {key(workload)}"),

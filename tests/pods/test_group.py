@@ -9,7 +9,7 @@ from typing import Any
 
 from kq.runtime.resources import PODS, WORKLOAD_PRIORITY_CLASSES, WORKLOADS
 from tests.controllers.helpers import condition as wl_condition
-from tests.controllers.helpers import is_true
+from tests.controllers.helpers import is_true, workload
 from tests.integrations_io.conftest import Stack, eventually
 from tests.pods.conftest import (
     GATE,
@@ -195,3 +195,20 @@ async def test_pods_beyond_the_group_size_are_deleted(stack: Stack) -> None:
 
     await eventually(trimmed, "the excess pod deleted and a Workload for two")
     await event(stack, "Pod", "x-2", "ExcessPodDeleted", "Excess pod deleted")
+
+
+async def test_a_group_named_like_someone_elses_workload_is_refused(stack: Stack) -> None:
+    # Held by the ClusterQueue's quota in no way: the other Workload names no existing queue.
+    other = workload(stack.ns, "taken", "nowhere", {"cpu": "1"})
+    await stack.create(WORKLOADS, other)
+    for name in ("t-0", "t-1"):
+        await stack.create(PODS, group_pod(name, "taken", 2))
+    warning = await event(stack, "Pod", "t-0", "WorkloadNameConflict")
+    assert warning["type"] == "Warning"
+    assert warning["message"] == (
+        'A Workload named "taken" already exists but is not a pod group workload; '
+        "this pod group cannot be admitted"
+    )
+    kept = await get_workload(stack, "taken")
+    assert kept["spec"]["queueName"] == "nowhere"
+    assert all(gates(p) == [GATE] for p in await _pods(stack, ["t-0", "t-1"]))

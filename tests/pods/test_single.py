@@ -173,3 +173,20 @@ def _succeeded(stack: Stack, name: str) -> Callable[[], Awaitable[None]]:
         assert (await get_pod(stack, name))["status"].get("phase") == "Succeeded"
 
     return probe
+
+
+async def test_a_failed_pod_fails_its_workload(stack: Stack) -> None:
+    await stack.create(PODS, pod("broken", annotations={"kq.dev/exit-code": "3"}))
+    workload = await eventually(lambda: stack.workload("Pod", "broken"), "the pod's Workload")
+
+    async def failed() -> None:
+        current = await get_workload(stack, workload["metadata"]["name"])
+        found = condition(current, "Finished")
+        assert found is not None
+        assert (found["status"], found["reason"]) == ("True", "Failed")
+        done = await get_pod(stack, "broken")
+        assert done["status"]["phase"] == "Failed"
+        assert FINALIZER not in (done["metadata"].get("finalizers") or ())
+
+    await eventually(failed, "the Workload finished as Failed and the pod released")
+    await stack.using({})
