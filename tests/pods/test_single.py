@@ -9,8 +9,9 @@ from collections.abc import Awaitable, Callable
 import pytest
 
 from kq.runtime.errors import ApiError
-from kq.runtime.resources import NAMESPACES, PODS, WORKLOADS
+from kq.runtime.resources import NAMESPACES, PODS, WORKLOAD_PRIORITY_CLASSES, WORKLOADS
 from tests.controllers.helpers import is_true
+from tests.controllers.helpers import priority_class as wpc
 from tests.integrations_io.conftest import FLAVOR_LABELS, QUEUE_LABEL, Stack, eventually
 from tests.pods.conftest import (
     GATE,
@@ -26,6 +27,7 @@ from tests.pods.conftest import (
 )
 
 FINALIZER = "kueue.x-k8s.io/managed"
+PRIORITY = "kueue.x-k8s.io/priority-class"
 
 
 async def test_a_single_pod_is_gated_admitted_run_and_finished(stack: Stack) -> None:
@@ -190,3 +192,25 @@ async def test_a_failed_pod_fails_its_workload(stack: Stack) -> None:
 
     await eventually(failed, "the Workload finished as Failed and the pod released")
     await stack.using({})
+
+
+async def test_a_preempted_pod_is_stopped_and_goes_with_its_workload(stack: Stack) -> None:
+    """Upstream's SkipReassignmentForPodOwnedWorkloads: not requeued, the pod is gone."""
+    for name, value in (("low", 10), ("high", 1000)):
+        await stack.create(WORKLOAD_PRIORITY_CLASSES, wpc(name, value))
+    await stack.create(PODS, pod("victim", cpu="3", seconds=6000, labels={PRIORITY: "low"}))
+    victim = await eventually(lambda: stack.workload("Pod", "victim"), "the victim's Workload")
+    await eventually(lambda: _running(stack, "victim"), "the victim running")
+    await stack.create(PODS, pod("winner", cpu="3", seconds=6000, labels={PRIORITY: "high"}))
+
+    # Marked TerminationTarget and deleted (the group test sees the condition: a lone pod may
+    # be gone before anyone looks), with upstream's event.
+    stopped = await event(stack, "Pod", "victim", "Stopped")
+    assert "Preempted" in stopped["message"]
+
+    async def gone() -> None:
+        assert not await exists(stack, PODS, "victim"), "the victim is still there"
+        assert not await exists(stack, WORKLOADS, victim["metadata"]["name"])
+        await _running(stack, "winner")
+
+    await eventually(gone, "the victim and its Workload gone, the winner running")
