@@ -56,6 +56,9 @@ class QuotaTree:
         self.cohorts: dict[str, QuotaNode] = {}
         self.cluster_queues: dict[str, QuotaNode] = {}
         self.in_cycle: set[str] = set()
+        self.potential: dict[tuple[int, FlavorResource], int] = {}
+        """``potential_available`` per node index and FR: quota alone decides it, so the
+        snapshots sharing this tree share the answers."""
         for name in cohorts:
             self._cohort(name, cohorts)
         for cq in cluster_queues.values():

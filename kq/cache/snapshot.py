@@ -53,7 +53,12 @@ class Snapshot:
         return max(0, self.usage.available(cq.node, fr))
 
     def potential_available(self, cq: ClusterQueueSnapshot, fr: FlavorResource) -> int:
-        return potential_available(cq.node, fr)
+        known = self.tree.potential
+        key = (cq.node.index, fr)
+        found = known.get(key)
+        if found is None:
+            found = known[key] = potential_available(cq.node, fr)
+        return found
 
     def used(self, cq: ClusterQueueSnapshot, fr: FlavorResource) -> int:
         return self.usage.get(cq.node, fr)

@@ -245,6 +245,8 @@ class PendingQueue:
     def requeue_inadmissible(self) -> int:
         """Move every parked workload back to the heap; counts as an event for in-flight heads."""
         self._requeue_generation += 1
+        if not self.parked_shapes and not self.inadmissible and not self._to_tell:
+            return 0  # the common case on every release: nothing is parked here
         moved = 0
         for shape in self.parked_shapes:
             moved += self._shape_sizes.get(shape, 0)

@@ -86,6 +86,8 @@ class _Evaluator:
         flavor = self.snapshot.flavors.get(flavor_name)
         if flavor is None:
             return f"flavor {flavor_name} not found"
+        if not flavor.node_taints and not flavor.node_labels:
+            return None  # nothing to tolerate or match: the common case, answered at once
         taint = first_untolerated(flavor.node_taints, (*pod_set.tolerations, *flavor.tolerations))
         if taint is not None:
             return f"untolerated taint {taint} in flavor {flavor_name}"
@@ -99,7 +101,7 @@ class _Evaluator:
         value = assumed + request
         resource, flavor = fr[1], fr[0]
         potential = snapshot.potential_available(cq, fr)
-        if value > potential:
+        if value > potential:  # rare: the messages are built only on the failing paths
             return (
                 Mode.NO_FIT,
                 0,
@@ -131,7 +133,8 @@ class _Evaluator:
         reasons: list[str],
     ) -> Iterator[FlavorOption]:
         """Each flavor of the group in order; every reason found is also added to ``reasons``."""
-        for flavor in group.flavor_names:
+        for flavor_quotas in group.flavors:
+            flavor = flavor_quotas.name
             ineligible = self.eligibility(flavor, pod_set)
             if ineligible is not None:
                 reasons.append(ineligible)
@@ -146,10 +149,12 @@ class _Evaluator:
                 )
                 if reason:
                     found.append(reason)
-                if severity(fr_no_fit) > severity(no_fit):
-                    no_fit = fr_no_fit
-                mode = _worse(mode, fr_mode)
-                borrowing = max(borrowing, fr_borrowing)
+                    if severity(fr_no_fit) > severity(no_fit):
+                        no_fit = fr_no_fit
+                if fr_mode < mode:
+                    mode = fr_mode
+                if fr_borrowing > borrowing:
+                    borrowing = fr_borrowing
                 usage[fr] = amount
                 if mode is Mode.NO_FIT:
                     break
