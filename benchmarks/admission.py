@@ -7,6 +7,11 @@ per admission, peak RSS, then a scaling run showing cycle time does not grow wit
 of pending workloads.
 
     .venv/bin/python benchmarks/admission.py [--scale-only | --no-scale] [--trace]
+    .venv/bin/python benchmarks/admission.py --no-scale --compare REF [--rounds 3]
+
+``--compare REF`` runs the same benchmark on git revision REF in a worktree, interleaved with
+this tree's, and prints the ratios of the medians (this / REF) and whether the decisions
+(time to admission per class, evictions, makespan) are identical.
 """
 
 from __future__ import annotations
@@ -17,11 +22,12 @@ import resource
 import statistics
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from compare import compare, load
 from opentelemetry import trace
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExporter, SpanExportResult
@@ -267,6 +273,31 @@ def drain(plugins: AdmissionPlugins) -> dict[str, Any]:
     return {"cyclesPerRound": cycles / rounds, "cpuUsPerAdmission": cpu / admitted * 1e6}
 
 
+def _figures(report: Mapping[str, Any]) -> dict[str, float]:
+    figures = {}
+    if "baseline" in report:
+        figures["baseline CPU us/admission"] = report["baseline"]["cpuUsPerAdmission"]
+        figures["baseline cycle p50 us (wall)"] = report["baseline"]["cycleUs"]["p50"]
+        figures["drain CPU us/admission"] = report["drain"]["cpuUsPerAdmission"]
+    for pending, us in report.get("scaling", {}).get("cycleP50Us", {}).items():
+        figures[f"scaling cycle p50 us at {pending}"] = us
+    return figures
+
+
+def _same_decisions(pairs: list[tuple[dict[str, Any], dict[str, Any]]]) -> None:
+    """Mode A's decisions must not depend on the revision: say so, or exit 1."""
+
+    def decided(report: Mapping[str, Any]) -> object:
+        base = report.get("baseline", {})
+        keep = ("virtualMakespanS", "cycles", "admissions", "evictions", "classes")
+        return {k: base.get(k) for k in keep}
+
+    same = all(decided(a) == decided(b) for a, b in pairs)
+    print(f"  decisions (TTA per class, evictions, makespan): {'identical' if same else 'DIFFER'}")
+    if not same:
+        sys.exit(1)
+
+
 def main(argv: list[str]) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--scale-only", action="store_true")
@@ -278,7 +309,15 @@ def main(argv: list[str]) -> None:
     parser.add_argument(
         "--fair-sharing", action="store_true", help="with fair sharing on (both strategies)"
     )
+    parser.add_argument("--compare", metavar="REF", help="git revision to compare against")
+    parser.add_argument("--rounds", type=int, default=3, help="interleaved rounds (--compare)")
     args = parser.parse_args(argv)
+    if args.compare is not None:
+        passed = [a for a in ("--scale-only", "--no-scale", "--trace", "--fair-sharing")
+                  if getattr(args, a[2:].replace("-", "_"))]  # fmt: skip
+        pairs = compare("benchmarks/admission.py", passed, args.compare, args.rounds, _figures)
+        _same_decisions(pairs)
+        return
     configure_logging("info")  # as ``kq run``: the core's debug lines are not built
     if args.trace:
         provider = TracerProvider()
@@ -291,11 +330,15 @@ def main(argv: list[str]) -> None:
         "tracing": bool(args.trace),
         "fair_sharing": bool(args.fair_sharing),
     }
+    report["loadBefore"] = load()
+    print(report["loadBefore"])
     if not args.scale_only:
         report["drain"] = drain(plugins)
         report["baseline"] = baseline(plugins)
     if not args.no_scale:
         report["scaling"] = scaling(plugins)
+    report["loadAfter"] = load()
+    print(report["loadAfter"])
     if args.json is not None:
         args.json.write_text(json.dumps(report, indent=2) + "\n")
 
