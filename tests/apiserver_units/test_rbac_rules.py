@@ -17,6 +17,7 @@ from multidict import CIMultiDict
 from kq.sandbox.apiserver.access import Gate, attributes
 from kq.sandbox.apiserver.authn import ADMIN, Authenticator, Signer
 from kq.sandbox.apiserver.errors import ApiError
+from kq.sandbox.apiserver.escalation import uncovered
 from kq.sandbox.apiserver.rbac import (
     CLUSTER_ROLE_BINDINGS,
     CLUSTER_ROLES,
@@ -210,3 +211,18 @@ def test_any_bearer_token_is_a_user_or_a_401(token: str) -> None:
     with pytest.raises(ApiError) as refused:
         gate.user("GET", "/api/v1/pods", {}, headers)
     assert refused.value.code == 401
+
+
+@given(st.lists(rules(), max_size=4))
+def test_rules_cover_themselves(held: list[dict[str, Any]]) -> None:
+    assert uncovered(held, held) == []
+
+
+@given(st.lists(rules(), max_size=3), rules(), requests())
+def test_what_covered_rules_allow_their_owner_is_allowed(
+    owner: list[dict[str, Any]], granted: dict[str, Any], request: Attributes
+) -> None:
+    """Escalation prevention is sound: a role that passes the check grants nothing its
+    writer could not do."""
+    if not uncovered(owner, [granted]) and rule_allows(granted, request):
+        assert any(rule_allows(rule, request) for rule in owner)

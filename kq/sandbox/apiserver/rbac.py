@@ -137,7 +137,7 @@ class Authorizer:
     """Decides requests from the Roles, ClusterRoles and bindings in the store."""
 
     def __init__(self, store: Store) -> None:
-        self._store = store
+        self.store = store
 
     def authorize(self, user: User, attrs: Attributes) -> tuple[bool, str]:
         """(allowed, reason): the binding that allowed it, or why no binding could."""
@@ -173,7 +173,7 @@ class Authorizer:
         if namespace:
             scopes.append((ROLE_BINDINGS, namespace, "RoleBinding"))
         for storage, scope, kind in scopes:
-            for binding in self._store.select(storage, scope):
+            for binding in self.store.select(storage, scope):
                 found = self._subject(binding, user, namespace if scope else "")
                 if found is None:
                     continue
@@ -192,13 +192,13 @@ class Authorizer:
     def _role_rules(self, ref: Any, namespace: str, missing: list[str]) -> list[Any] | None:
         kind, name = ref.get("kind"), ref.get("name", "")
         if kind == "Role" and namespace:
-            role = self._store.get(ROLES, namespace, name)
+            role = self.store.get(ROLES, namespace, name)
             if role is None:
                 missing.append(f'role.{GROUP} "{name}" not found')
                 return None
             return list(role.get("rules") or ())
         if kind == "ClusterRole":
-            cluster_role = self._store.get(CLUSTER_ROLES, "", name)
+            cluster_role = self.store.get(CLUSTER_ROLES, "", name)
             if cluster_role is None:
                 missing.append(f'clusterrole.{GROUP} "{name}" not found')
                 return None
@@ -219,7 +219,7 @@ class Authorizer:
                 chosen = label_selector_from_object(selector)
             except SelectorError:
                 continue
-            for other in self._store.select(CLUSTER_ROLES):
+            for other in self.store.select(CLUSTER_ROLES):
                 labels = other["metadata"].get("labels") or {}
                 if other["metadata"]["name"] in seen or not chosen.matches(labels):
                     continue

@@ -20,9 +20,10 @@ from kq.sandbox.apiserver import limits, rbac_defaults
 from kq.sandbox.apiserver.api import Api, Ctx
 from kq.sandbox.apiserver.app import Server
 from kq.sandbox.apiserver.authn import Signer
+from kq.sandbox.apiserver.escalation import Escalation
 from kq.sandbox.apiserver.gc import Collector
-from kq.sandbox.apiserver.registry import CRD, NAMESPACE, Registry
-from kq.sandbox.apiserver.store import Store
+from kq.sandbox.apiserver.registry import CRD, NAMESPACE, Registry, ResourceType
+from kq.sandbox.apiserver.store import Obj, Store
 from kq.sandbox.apiserver.watch import Hub
 from kq.sandbox.apiserver.webhooks import Webhooks
 
@@ -172,8 +173,14 @@ async def start(options: Options, crds: list[dict[str, Any]]) -> Running:
     hub = Hub(store)
     collector = Collector(api)
     webhooks = Webhooks(api)
-    api.admission = webhooks.admit
     server = Server(store, registry, api, hub)
+    escalation = Escalation(server.authorizer)
+
+    async def admit(op: str, rt: ResourceType, obj: Obj, old: Obj | None, ctx: Ctx) -> Obj:
+        escalation.check(op, rt, obj, ctx.user)
+        return await webhooks.admit(op, rt, obj, old, ctx)
+
+    api.admission = admit
     server.settings.bookmark_interval = options.bookmark_interval
     server.settings.fault_injection = options.fault_injection
     token = _token(options)
