@@ -105,6 +105,7 @@ def _decision(scheduler: Scheduler, workload: Workload, decided: Decided, now: f
         lines.append(f"  preempting {victims} to make room")
     elif isinstance(decision, Pending):
         lines.append(f"  pending: {decision.reason}: {decision.message}")
+        lines += _budget(decision)
     assignment = decided.assignment
     if assignment is None:
         return lines
@@ -118,6 +119,20 @@ def _decision(scheduler: Scheduler, workload: Workload, decided: Decided, now: f
     if cq is not None and not isinstance(decision, Admit):
         lines += _missing(snapshot, cq, workload, assignment.usage)
     return lines
+
+
+def _budget(decision: Pending) -> list[str]:
+    """A Budget's veto (the ``budgets`` plugin) names it: where its figures are, what lets in."""
+    words = decision.message.split(" ", 2)
+    if decision.reason != "Vetoed" or len(words) < 3 or words[0] != "budget":
+        return []
+    name = words[1].rstrip(":")
+    return [
+        f"  Budget {name} keeps it waiting: `kubectl get budget {name} -o yaml` shows what its "
+        "window consumed (status.consumed) and what admitted workloads may still use "
+        "(status.reserved); it gets in once enough is freed (a workload finishing before its "
+        "maximumExecutionTimeSeconds, the window moving on) or the budget is raised."
+    ]
 
 
 def _ago(seconds: float) -> str:

@@ -21,6 +21,7 @@ import pytest
 from kq.api.timestamps import parse_time
 from kq.runtime.client import KubeClient
 from kq.runtime.resources import WORKLOADS
+from tests.admissionchecks.test_approval_cluster import scraped
 from tests.budgets.helpers import bounded, budget, budget_status, hours, pending_message
 from tests.controllers.helpers import (
     admitted,
@@ -88,8 +89,8 @@ async def test_a_cohort_budget_counts_admissions_and_keeps_the_next_waiting(
     ns, _ = world(cluster, cache, cohort=cohort)
     name = f"team-{suffix()}"
     apply(cluster, cache, budget(name, {"kind": "Cohort", "name": cohort}, {"cpu": "1"}))
-    run = tmp_path / "run"
-    with kq_run(cluster, run, ns):
+    run, port = tmp_path / "run", free_port()
+    with kq_run(cluster, run, ns, metrics_port=port):
         for wl in ("a", "b", "c"):  # 36 cores x 40 s = 0.4 core-hours each; the budget is 1
             apply(cluster, cache, bounded(ns, wl, "lq", 36, 40))
             if wl != "c":
@@ -111,6 +112,11 @@ async def test_a_cohort_budget_counts_admissions_and_keeps_the_next_waiting(
             return status if len(ledger) == 3 and all("end" in e for e in ledger) else None
 
         status = await eventually(settled, "every admission closed in the ledger")
+        labels = {"budget": name, "resource": "cpu"}
+        assert scraped(port, "kq_budget_limit_resource_hours", **labels) == 1.0
+        assert scraped(port, "kq_budget_reserved_resource_hours", **labels) == 0.0
+        consumed = scraped(port, "kq_budget_consumed_resource_hours", **labels)
+        assert consumed == pytest.approx(hours(status, "consumed"), abs=1e-5)
     spans = [
         (parse_time(e["end"]) or 0) - (parse_time(e["start"]) or 0) for e in status["admissions"]
     ]
@@ -133,6 +139,9 @@ async def test_a_calendar_window_rolls_over_and_lets_the_waiting_workload_in(
     target = {"kind": "LocalQueue", "namespace": ns, "name": "lq"}
     apply(cluster, cache, budget(name, target, {"cpu": "0.1"}, "20s", "Calendar"))
     with kq_run(cluster, tmp_path / "run", ns):
+        # Start with a fresh window (they start at multiples of 20 s from the epoch), so that
+        # what follows happens in one window and b can only get in at the next.
+        await asyncio.sleep(20 - time.time() % 20 + 0.5)
         apply(cluster, cache, bounded(ns, "a", "lq", 36, 9))  # 0.09 of 0.1 core-hours
         await is_admitted(client, ns, "a")
         await asyncio.sleep(3)

@@ -55,6 +55,10 @@ class Book:
         """kq will run the controller here (the Budget kind is served)."""
         self.ready = False
         """The controller has read the Budgets and Workloads once."""
+        self.stale = False
+        """A Budget changed since the last sync: the veto syncs first (a new budget counts
+        from the next cycle on, not from the controller's next tick)."""
+        self.refresh: Callable[[], None] = lambda: None
 
     # -- scope --------------------------------------------------------------------------
 
@@ -90,6 +94,8 @@ class Book:
         if self.expected and not self.ready:
             self.vetoed = True
             return NOT_READY
+        if self.stale:
+            self.refresh()
         workload = info.obj
         ledgers = self.covering(workload.namespace, workload.queue_name, cq.name, cq.cohort)
         if not ledgers:

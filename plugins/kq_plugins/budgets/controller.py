@@ -58,6 +58,14 @@ class BudgetController:
             ctx.on_change(resource, wake.set)
         workloads = ctx.store(WORKLOADS)
 
+        def budget_changed() -> None:
+            book.stale = True
+
+        ctx.on_change(BUDGETS, budget_changed)
+        book.refresh = lambda: sync(
+            book, ctx.store(BUDGETS).values(), workloads.values(), ctx, book.clock()
+        )
+
         def seconds_left(key: str) -> float | None:
             obj = workloads.get(key)
             return None if obj is None else limit_left(obj)
@@ -66,7 +74,7 @@ class BudgetController:
         written: dict[str, Any] = {}
         while True:
             now = book.clock()
-            sync(book, ctx.store(BUDGETS).values(), workloads.values(), ctx, now)
+            book.refresh()
             book.ready = True
             await _write_all(ctx, book, now, written)
             if book.vetoed:
@@ -95,6 +103,7 @@ def sync(
     now: float,
 ) -> None:
     """Bring every ledger up to date with the Budgets and Workloads as the caches hold them."""
+    book.stale = False
     book.cohort_parents = _cohort_parents(ctx)
     cq_cohorts = {
         str(o["metadata"]["name"]): (o.get("spec") or {}).get("cohort")
