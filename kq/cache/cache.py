@@ -14,7 +14,7 @@ from kq.api.resourceflavor import ResourceFlavor
 from kq.api.topology import Topology
 from kq.cache.fair_share import DRS, dominant_resource_share
 from kq.cache.inactive import inactive_reason
-from kq.cache.quota_tree import QuotaNode, QuotaTree
+from kq.cache.quota_tree import QuotaTree
 from kq.cache.snapshot import ClusterQueueSnapshot, Snapshot
 from kq.cache.topology import Placements, TopologyView, is_exclusive, placements_of
 from kq.cache.usage import UsageBook
@@ -40,6 +40,8 @@ class Cache:
         self._workloads: dict[str, CachedWorkload] = {}
         self._by_cq: dict[str, dict[str, WorkloadInfo]] = {}
         self._shared_cqs: set[str] = set()
+        # Last cycle's ClusterQueue views, reused while spec, node and workload map are the same.
+        self._views: dict[str, ClusterQueueSnapshot] = {}
         self._tree: QuotaTree | None = None
         self._usage = UsageBook(0)
         self._inactive: dict[str, tuple[str, str]] = {}
@@ -196,36 +198,38 @@ class Cache:
 
     def cohort_tree_of(self, cq: str) -> Iterable[str]:
         """Names of the ClusterQueues sharing ``cq``'s root cohort (``cq`` alone if none)."""
-        node = self.tree().cluster_queues.get(cq)
-        return (cq,) if node is None else _queues_under(node.root())
+        tree = self.tree()
+        node = tree.cluster_queues.get(cq)
+        return (cq,) if node is None else tree.queues_under(node.root())
 
     def queues_under_cohort(self, cohort: str) -> Iterable[str]:
         """Names of the ClusterQueues in the whole tree holding ``cohort``."""
-        node = self.tree().cohorts.get(cohort)
-        return () if node is None else _queues_under(node.root())
+        tree = self.tree()
+        node = tree.cohorts.get(cohort)
+        return () if node is None else tree.queues_under(node.root())
 
     def snapshot(self) -> Snapshot:
         """O(#ClusterQueues + #cohorts): usage and workload maps are shared copy-on-write."""
         tree = self.tree()
         queues = {}
+        views = self._views
         for name, node in tree.cluster_queues.items():
             if name in self._inactive:
                 continue
             self._shared_cqs.add(name)
-            queues[name] = ClusterQueueSnapshot(
-                self.cluster_queues[name], node, self._by_cq.setdefault(name, {})
-            )
+            spec, workloads = self.cluster_queues[name], self._by_cq.setdefault(name, {})
+            view = views.get(name)
+            if (
+                view is None
+                or view.node is not node
+                or view.spec is not spec
+                or view.workloads is not workloads
+            ):
+                view = views[name] = ClusterQueueSnapshot(spec, node, workloads)
+            queues[name] = view
         inactive = {name: message for name, (_, message) in self._inactive.items()}
         placements = self.placements
-        view = TopologyView(self.nodes, self.topologies, placements.by_node, placements.exclusive)
-        return Snapshot(tree, self._usage.fork(), queues, inactive, self.flavors, view)
-
-
-def _queues_under(node: QuotaNode) -> list[str]:
-    stack, names = [node], []
-    while stack:
-        current = stack.pop()
-        if current.is_cluster_queue:
-            names.append(current.name)
-        stack.extend(current.children)
-    return names
+        topology = TopologyView(
+            self.nodes, self.topologies, placements.by_node, placements.exclusive
+        )
+        return Snapshot(tree, self._usage.fork(), queues, inactive, self.flavors, topology)

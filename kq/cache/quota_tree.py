@@ -59,6 +59,7 @@ class QuotaTree:
         self.potential: dict[tuple[int, FlavorResource], int] = {}
         """``potential_available`` per node index and FR: quota alone decides it, so the
         snapshots sharing this tree share the answers."""
+        self._under: dict[int, tuple[str, ...]] = {}
         for name in cohorts:
             self._cohort(name, cohorts)
         for cq in cluster_queues.values():
@@ -75,6 +76,19 @@ class QuotaTree:
         for node in self.nodes:
             if node.parent is None and (node.is_cluster_queue or node.name in self.cohorts):
                 _compute(node)
+
+    def queues_under(self, node: QuotaNode) -> tuple[str, ...]:
+        """Names of the ClusterQueues in ``node``'s subtree (computed once per tree)."""
+        found = self._under.get(node.index)
+        if found is None:
+            stack, names = [node], []
+            while stack:
+                current = stack.pop()
+                if current.is_cluster_queue:
+                    names.append(current.name)
+                stack.extend(current.children)
+            found = self._under[node.index] = tuple(names)
+        return found
 
     def _new(
         self, name: str, is_cq: bool, quotas: Mapping[FlavorResource, ResourceQuota]

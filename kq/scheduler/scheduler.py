@@ -18,7 +18,7 @@ from kq.scheduler.last import LastDecisions
 from kq.scheduler.observers import Observers
 from kq.scheduler.plugins import AdmissionPlugins
 from kq.scheduler.trust import distrust
-from kq.workload.info import WorkloadInfo, admission_usage, new_info
+from kq.workload.info import admission_usage, new_info, with_obj
 from kq.workload.resources import adjusted
 
 
@@ -69,9 +69,7 @@ class Scheduler:
                 admitted = info.obj.with_admission(
                     decision.admission, with_condition(info.obj.conditions, reserved, now)
                 )
-                self.cache.assume_workload(
-                    WorkloadInfo(admitted, info.cluster_queue, info.queue_time, usage)
-                )
+                self.cache.assume_workload(with_obj(info, admitted, usage))
                 self.queues.admitted(info.key)
             elif isinstance(decision, Pending):
                 self.queues.requeue(info, decision.requeue, (decision.reason, decision.message))

@@ -38,6 +38,31 @@ class WorkloadInfo:
         return (-self.obj.priority, self.queue_time, self.obj.uid or self.obj.key)
 
 
+def with_obj(
+    info: WorkloadInfo, obj: Workload, usage: Mapping[FlavorResource, int]
+) -> WorkloadInfo:
+    """``info`` for a newer version of its workload (as the scheduler admits it) holding
+    ``usage``: the shape is carried over when nothing it is made of changed."""
+    old = info.obj
+    if (
+        obj.pod_sets is not old.pod_sets
+        or obj.priority != old.priority
+        or obj.reclaimable_pods is not old.reclaimable_pods
+    ):
+        return WorkloadInfo(obj, info.cluster_queue, info.queue_time, usage)
+    new = object.__new__(WorkloadInfo)  # skips __post_init__: key and shape are known
+    for name, value in (
+        ("obj", obj),
+        ("cluster_queue", info.cluster_queue),
+        ("queue_time", info.queue_time),
+        ("usage", usage),
+        ("key", info.key),
+        ("shape", info.shape),
+    ):
+        object.__setattr__(new, name, value)
+    return new
+
+
 def scheduling_shape(workload: Workload) -> Shape:
     """Priority and, per pod set, its effective count, requests and node constraints."""
     reclaimable = workload.reclaimable_pods
