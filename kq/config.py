@@ -479,6 +479,7 @@ HONOURED_GATES = {
     "SchedulingEquivalenceHashing": True,
     "FinishOrphanedWorkloads": True,
     "ManagedJobsNamespaceSelectorAlwaysRespected": True,
+    "MetricForWorkloadCreationLatency": True,
 }
 # Gates kq honours at either value.
 SWITCHABLE_GATES = {"DisableWaitForPodsReady", "AdmissionFairSharing"}

@@ -17,6 +17,7 @@ from kq.jobframework import actions as act
 from kq.jobframework.constants import RESOURCE_IN_USE_FINALIZER
 from kq.jobframework.interface import ComposableJob, GenericJob
 from kq.jobframework.objects import Obj, deep_copy, merge_patch, meta, name
+from kq.observability.job_metrics import workload_created
 from kq.runtime.client import KubeClient
 from kq.runtime.errors import ApiError
 from kq.runtime.events import EventRecorder
@@ -98,6 +99,8 @@ class ActionApplier:
             case act.CreateWorkload(workload=workload):
                 created = await self._client.create(WORKLOADS, deep_copy(workload))
                 self.workloads[name(created)] = created
+                if self.job is not None:
+                    workload_created(self._resource.kind, self.job, created)
             case act.UpdateWorkloadSpec(name=wl_name, spec=spec):
                 current = self._workload(wl_name)
                 patch = merge_patch({"spec": current.get("spec") or {}}, {"spec": spec})

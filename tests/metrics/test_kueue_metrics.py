@@ -7,6 +7,7 @@ import math
 import urllib.request
 from collections.abc import AsyncIterator, Iterator, Mapping
 from pathlib import Path
+from typing import Any
 
 import pytest
 from prometheus_client import Counter, Gauge, Histogram, generate_latest
@@ -92,6 +93,25 @@ def test_registry_has_kueue_names_types_labels_and_buckets() -> None:
     )
 
 
+def suspended_job(ns: str) -> dict[str, Any]:
+    """A Job for the LocalQueue: the job framework creates its Workload (timed)."""
+    return {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {"name": "j", "namespace": ns, "labels": {"kueue.x-k8s.io/queue-name": "lq"}},
+        "spec": {
+            "suspend": True,
+            "template": {
+                "spec": {
+                    "restartPolicy": "Never",
+                    "containers": [{"name": "c", "image": "busybox",
+                                    "resources": {"requests": {"cpu": "1"}}}],
+                }
+            },
+        },
+    }  # fmt: skip
+
+
 @pytest.fixture
 async def client(cluster: Cluster) -> AsyncIterator[KubeClient]:
     async with await KubeClient.connect(cluster.kubeconfig) as kube:
@@ -123,16 +143,25 @@ async def test_kq_run_exposes_kueue_series(
             workload(ns, "a", "lq", {"cpu": 3}),
         )
         await eventually(lambda: admitted(client, ns, "a"), "a admitted")
-        apply(cluster, kubectl_cache, workload(ns, "b", "lq", {"cpu": 2}))
+        # Jobs in kq's own namespace are not managed (Kueue's default namespace selector).
+        jobs = f"{ns}-jobs"
+        apply(cluster, kubectl_cache, namespace(jobs), local_queue(jobs, "lq", cq))
+        apply(cluster, kubectl_cache, workload(ns, "b", "lq", {"cpu": 2}), suspended_job(jobs))
         await finish(client, ns, "a")
         await eventually(lambda: admitted(client, ns, "b"), "b admitted after a finished")
 
         async def finished_counted() -> str | None:
             text = scrape(port)
             names = {
-                n for n, sample in kueue_samples(text) if {cq, ns} & set(sample.labels.values())
+                n
+                for n, sample in kueue_samples(text)
+                if {cq, ns, "Job"} & set(sample.labels.values())
             }
-            wanted = {"kueue_finished_workloads", "kueue_local_queue_resource_usage"}
+            wanted = {
+                "kueue_finished_workloads",
+                "kueue_local_queue_resource_usage",
+                "kueue_workload_creation_latency_seconds",
+            }
             return text if wanted <= names else None
 
         text = await eventually(finished_counted, "finished and LocalQueue usage gauges")

@@ -9,6 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kq.controllers.metrics import Evictions, WorkloadTransitions, split_reason
+from kq.observability.job_metrics import workload_created
 from kq.observability.metric_options import role
 from kq.observability.metrics import REGISTRY
 from kq.runtime.store import Change, EventType
@@ -94,6 +95,21 @@ def test_each_reason_and_cause_is_counted_once_per_workload() -> None:
     assert (value(total, **labels), value(once, **labels)) == (before[0] + 3, before[1] + 1)
     assert split_reason("DeactivatedDueToAdmissionCheck") == ("Deactivated", "AdmissionCheck")
     assert split_reason("Preempted") == ("Preempted", "")
+
+
+def test_workload_creation_latency_only_for_a_job_of_generation_one() -> None:
+    job = {
+        "kind": "Job",
+        "metadata": {"generation": 1, "creationTimestamp": "2026-01-01T00:00:00Z"},
+    }
+    created = {"metadata": {"creationTimestamp": "2026-01-01T00:00:02Z"}}
+    count = "kueue_workload_creation_latency_seconds_count"
+    before = value(count, job_kind="Job")
+    before_sum = value("kueue_workload_creation_latency_seconds_sum", job_kind="Job")
+    workload_created("Job", job, created)
+    workload_created("Job", {**job, "metadata": {**job["metadata"], "generation": 2}}, created)
+    assert value(count, job_kind="Job") == before + 1
+    assert value("kueue_workload_creation_latency_seconds_sum", job_kind="Job") == before_sum + 2
 
 
 @settings(max_examples=50, deadline=None)
