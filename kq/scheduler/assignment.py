@@ -131,14 +131,18 @@ class _Evaluator:
         requests: Mapping[str, int],
         assumed: Mapping[FlavorResource, int],
         reasons: list[str],
+        seen: list[FlavorOption],
     ) -> Iterator[FlavorOption]:
-        """Each flavor of the group in order; every reason found is also added to ``reasons``."""
+        """Each flavor of the group in order, also added to ``seen`` as it is evaluated; every
+        reason found is also added to ``reasons``."""
         for flavor_quotas in group.flavors:
             flavor = flavor_quotas.name
             ineligible = self.eligibility(flavor, pod_set)
             if ineligible is not None:
                 reasons.append(ineligible)
-                yield FlavorOption(flavor, Mode.NO_FIT, 0, (ineligible,), {}, NO_MATCHING_FLAVOR)
+                option = FlavorOption(flavor, Mode.NO_FIT, 0, (ineligible,), {}, NO_MATCHING_FLAVOR)
+                seen.append(option)
+                yield option
                 continue
             mode, borrowing, found, no_fit = Mode.FIT, 0, [], ""
             usage = {}
@@ -159,7 +163,9 @@ class _Evaluator:
                 if mode is Mode.NO_FIT:
                     break
             reasons.extend(found)
-            yield FlavorOption(flavor, mode, borrowing, tuple(found), usage, no_fit)
+            option = FlavorOption(flavor, mode, borrowing, tuple(found), usage, no_fit)
+            seen.append(option)
+            yield option
 
 
 def _scaled(pod_set: PodSet, count: int, counts_pods: bool) -> dict[str, int]:
@@ -214,12 +220,15 @@ def assign_flavors(
             group_requests = {r: v for r, v in requests.items() if r in group.covered_resources}
             group_reasons: list[str] = []
             seen: list[FlavorOption] = []
-            options = evaluator.options(group, pod_set, group_requests, total_usage, group_reasons)
-            chosen = assigner.choose(spec, _tracking(options, seen))
+            options = evaluator.options(
+                group, pod_set, group_requests, total_usage, group_reasons, seen
+            )
+            chosen = assigner.choose(spec, options)
             considered += seen
-            group_no_fit = _group_no_fit_reason(seen)
-            if severity(group_no_fit) > severity(ps_no_fit):
-                ps_no_fit = group_no_fit
+            if group_reasons:  # only a flavor with reasons can have failed
+                group_no_fit = _group_no_fit_reason(seen)
+                if severity(group_no_fit) > severity(ps_no_fit):
+                    ps_no_fit = group_no_fit
             if chosen is None or chosen.mode is Mode.NO_FIT:
                 reasons, ps_mode = group_reasons, Mode.NO_FIT
                 break
@@ -248,12 +257,6 @@ def assign_flavors(
                 no_fit_reason = ps_no_fit
             break
     return Assignment(tuple(results), total_usage, borrowing, mode, tried, no_fit_reason)
-
-
-def _tracking(options: Iterator[FlavorOption], seen: list[FlavorOption]) -> Iterator[FlavorOption]:
-    for option in options:
-        seen.append(option)
-        yield option
 
 
 def assign_partially(
