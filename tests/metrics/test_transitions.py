@@ -98,16 +98,15 @@ def test_each_reason_and_cause_is_counted_once_per_workload() -> None:
 
 
 def test_workload_creation_latency_only_for_a_job_of_generation_one() -> None:
-    job = {
-        "kind": "Job",
-        "metadata": {"generation": 1, "creationTimestamp": "2026-01-01T00:00:00Z"},
-    }
+    stamp = "2026-01-01T00:00:00Z"
+    job: Obj = {"kind": "Job", "metadata": {"generation": 1, "creationTimestamp": stamp}}
     created = {"metadata": {"creationTimestamp": "2026-01-01T00:00:02Z"}}
     count = "kueue_workload_creation_latency_seconds_count"
     before = value(count, job_kind="Job")
     before_sum = value("kueue_workload_creation_latency_seconds_sum", job_kind="Job")
     workload_created("Job", job, created)
-    workload_created("Job", {**job, "metadata": {**job["metadata"], "generation": 2}}, created)
+    changed: Obj = {"metadata": {"generation": 2, "creationTimestamp": stamp}}
+    workload_created("Job", changed, created)
     assert value(count, job_kind="Job") == before + 1
     assert value("kueue_workload_creation_latency_seconds_sum", job_kind="Job") == before_sum + 2
 
