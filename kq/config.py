@@ -479,6 +479,8 @@ HONOURED_GATES = {
     "SchedulingEquivalenceHashing": True,
     "FinishOrphanedWorkloads": True,
     "ManagedJobsNamespaceSelectorAlwaysRespected": True,
+    "FairSharingPreemptWithinNominal": True,
+    "FairSharingPrioritizeNonBorrowing": True,
     "MetricForWorkloadCreationLatency": True,
 }
 # Gates kq honours at either value.

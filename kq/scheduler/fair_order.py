@@ -2,9 +2,11 @@
 
 Each pop computes, for every remaining entry of a cohort tree, the share of its ClusterQueue
 and of each Cohort above it as if the entry were admitted; each Cohort's children then play
-off, lower share first, then higher priority, then earlier queue time, and the winner moves up
-until one entry is left at the root. Shares are recomputed at every pop because the entries
-admitted before it changed the usage (Kueue's fair sharing iterator).
+off: one whose child is not borrowing any flavor-resource the entry requests first (Kueue's
+FairSharingPrioritizeNonBorrowing, on by default since v0.17), then lower share, then higher
+priority, then earlier queue time, and the winner moves up until one entry is left at the
+root. Shares are recomputed at every pop because the entries admitted before it changed the
+usage (Kueue's fair sharing iterator).
 """
 
 from __future__ import annotations
@@ -77,7 +79,12 @@ def _tournament(cohort: QuotaNode, remaining: dict[str, Entry], shares: Shares) 
 
 def _less(shares: Shares, cohort: str) -> Callable[[Entry, Entry], bool]:
     def less(a: Entry, b: Entry) -> bool:
-        order = compare(shares[(cohort, a.info.key)], shares[(cohort, b.info.key)])
+        share_a, share_b = shares[(cohort, a.info.key)], shares[(cohort, b.info.key)]
+        borrows_a = not share_a.borrowed.isdisjoint(a.assignment.usage)
+        borrows_b = not share_b.borrowed.isdisjoint(b.assignment.usage)
+        if borrows_a != borrows_b:
+            return borrows_b
+        order = compare(share_a, share_b)
         if order:
             return order < 0
         if a.info.priority != b.info.priority:

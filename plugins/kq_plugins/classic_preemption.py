@@ -76,7 +76,9 @@ class ClassicPreemption:
             return ()
         if snapshot.fair_sharing is not None:
             fair_candidates = fair.candidates(snapshot, cq, preemptor, needed)
-            return fair.fair_targets(snapshot, cq, usage, fair_candidates, snapshot.fair_sharing)
+            return fair.fair_targets(
+                snapshot, cq, usage, fair_candidates, snapshot.fair_sharing, frozenset(needed)
+            )
         candidates = self._candidates(snapshot, cq, preemptor, usage, needed)
         if not candidates:
             return ()

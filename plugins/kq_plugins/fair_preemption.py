@@ -6,6 +6,9 @@ into the child with the highest share that still borrows. A candidate of another
 taken if the strategy holds between the preemptor's and the target's almost-lowest-common
 ancestors: ``LessThanOrEqualToFinalShare`` (the preemptor's share after admission is at most
 the target's after the removal) or ``LessThanInitialShare`` (below the target's before it).
+While the preemptor's queue stays within its nominal quota on the contested resources with the
+preemptor counted in, it reclaims from other queues whatever their shares (Kueue's
+FairSharingPreemptWithinNominal, on by default since v0.17), reason ``InCohortReclamation``.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from kq.plugin import (
     DRS,
     IN_CLUSTER_QUEUE,
     IN_COHORT_FAIR_SHARING,
+    IN_COHORT_RECLAMATION,
     NEGATIVE_DRS,
     ClusterQueueSnapshot,
     FlavorResource,
@@ -39,8 +43,17 @@ class _Context:
     snapshot: Snapshot
     cq: ClusterQueueSnapshot
     usage: Mapping[FlavorResource, int]
+    needed: frozenset[FlavorResource] = frozenset()
+    """The flavor-resources the preemptor lacks."""
     path: set[int] = field(default_factory=set)
     """Indexes of the preemptor's ancestors."""
+
+    def within_nominal(self) -> bool:
+        """The preemptor's queue, the preemptor counted in, borrows none of ``needed``."""
+        node = self.cq.node
+        return all(
+            self.snapshot.usage.get(node, fr) <= node.subtree.get(fr, 0) for fr in self.needed
+        )
 
     def fits(self) -> bool:
         """Whether the preemptor fits now (its own usage, counted in for shares, taken out)."""
@@ -101,9 +114,11 @@ def fair_targets(
     usage: Mapping[FlavorResource, int],
     candidates: Sequence[Candidate],
     strategies: Sequence[str],
+    needed: frozenset[FlavorResource] = frozenset(),
 ) -> list[Target]:
-    """The victims, or none when the strategies allow no fit."""
-    ctx = _Context(snapshot, cq, usage)
+    """The victims, or none when the strategies allow no fit; ``needed``: the flavor-resources
+    the preemptor lacks."""
+    ctx = _Context(snapshot, cq, usage, needed)
     node = cq.node.parent
     while node is not None:
         ctx.path.add(node.index)
@@ -137,11 +152,13 @@ def _first(
     ordering = _Ordering(ctx, _by_queue(candidates))
     targets: list[Target] = []
     retry: list[Candidate] = []
+    within_nominal = ctx.within_nominal()
     while (queue := ordering.next()) is not None:
-        if queue is ctx.cq.node:
+        if queue is ctx.cq.node or within_nominal:
             victim = ordering.pop(queue)
             ctx.snapshot.remove_workload(victim)
-            targets.append(Target(victim, IN_CLUSTER_QUEUE))
+            reason = IN_CLUSTER_QUEUE if queue is ctx.cq.node else IN_COHORT_RECLAMATION
+            targets.append(Target(victim, reason))
             if ctx.fits():
                 return True, targets, []
             continue

@@ -62,16 +62,17 @@ async def test_a_queue_reclaims_by_fair_sharing_and_its_share_is_reported(
 ) -> None:
     s = suffix()
     ns, rf, cohort = f"fs-{s}", f"rf-{s}", f"co-{s}"
-    a, b = f"a-{s}", f"b-{s}"
-    queues = (fair_queue(a, rf, cohort, 4), fair_queue(b, rf, cohort, 4))
+    a, b, lender = f"a-{s}", f"b-{s}", f"lender-{s}"
+    queues = (fair_queue(a, rf, cohort, 4), fair_queue(b, rf, cohort, 4),
+              cluster_queue(lender, rf, "cpu", 4, cohort=cohort))  # fmt: skip
     apply(cluster, kubectl_cache, namespace(ns), flavor(rf), *queues,
           local_queue(ns, "qa", a), local_queue(ns, "qb", b))  # fmt: skip
-    for i in range(4):
+    for i in range(6):
         apply(cluster, kubectl_cache, workload(ns, f"a{i}", "qa", {"cpu": 2}))
-    for i in range(4):
+    for i in range(6):
         await eventually(lambda i=i: admitted(client, ns, f"a{i}"), f"a{i} admitted")  # type: ignore[misc]
-    # a borrows all 4 of b's cpus: 4 borrowed per 1000 of the 8 the cohort can lend.
-    await eventually(lambda: weighted_share(client, a, 500), "a's weightedShare 500")
+    # a borrows 8 cpus: 8 borrowed per 1000 of the 12 the cohort can lend, rounded up.
+    await eventually(lambda: weighted_share(client, a, 667), "a's weightedShare 667")
     await eventually(lambda: weighted_share(client, b, 0), "b's weightedShare 0")
     # A root Cohort never borrows: its share is 0, written beside whatever else its status holds.
     apply(cluster, kubectl_cache, {"apiVersion": "kueue.x-k8s.io/v1beta1", "kind": "Cohort",
@@ -86,6 +87,34 @@ async def test_a_queue_reclaims_by_fair_sharing_and_its_share_is_reported(
         )
 
     await eventually(cohort_share, "the Cohort's weightedShare")
+    # b0 would borrow 2 (share 167): a's workloads go while a's share stays at least that.
+    apply(cluster, kubectl_cache, workload(ns, "b0", "qb", {"cpu": 6}))
+
+    async def three_evicted() -> list[dict[str, Any]] | None:
+        items = (await client.list(WORKLOADS, namespace=ns))["items"]
+        found = [w for w in items if (condition(w, "Evicted") or {}).get("status") == "True"]
+        return found if len(found) == 3 else None
+
+    for victim in await eventually(three_evicted, "three of a's workloads evicted"):
+        preempted = condition(victim, "Preempted") or {}
+        assert preempted.get("reason") == "InCohortFairSharing"
+        assert "due to Fair Sharing within the cohort" in preempted.get("message", "")
+
+
+async def test_a_queue_within_its_nominal_reclaims_whatever_the_shares(
+    cluster: Cluster, kubectl_cache: Path, client: KubeClient, fair: AdmissionController
+) -> None:
+    """Kueue's FairSharingPreemptWithinNominal: b stays within its quota with b0."""
+    s = suffix()
+    ns, rf, cohort = f"fn-{s}", f"rf-{s}", f"co-{s}"
+    a, b = f"a-{s}", f"b-{s}"
+    apply(cluster, kubectl_cache, namespace(ns), flavor(rf), fair_queue(a, rf, cohort, 4),
+          fair_queue(b, rf, cohort, 4), local_queue(ns, "qa", a),
+          local_queue(ns, "qb", b))  # fmt: skip
+    for i in range(4):
+        apply(cluster, kubectl_cache, workload(ns, f"a{i}", "qa", {"cpu": 2}))
+    for i in range(4):
+        await eventually(lambda i=i: admitted(client, ns, f"a{i}"), f"a{i} admitted")  # type: ignore[misc]
     apply(cluster, kubectl_cache, workload(ns, "b0", "qb", {"cpu": 2}))
 
     async def one_evicted() -> list[dict[str, Any]] | None:
@@ -95,8 +124,8 @@ async def test_a_queue_reclaims_by_fair_sharing_and_its_share_is_reported(
 
     [victim] = await eventually(one_evicted, "one of a's workloads evicted")
     preempted = condition(victim, "Preempted") or {}
-    assert preempted.get("reason") == "InCohortFairSharing"
-    assert "due to Fair Sharing within the cohort" in preempted.get("message", "")
+    assert preempted.get("reason") == "InCohortReclamation"
+    assert "due to reclamation within the cohort" in preempted.get("message", "")
 
 
 async def test_a_zero_weight_queue_is_admitted_last_and_never_shares(

@@ -90,7 +90,9 @@ def _lower_share_first(fair: bool) -> None:
     assert not isinstance(result.by_key[second], Admit)
 
 
-def test_a_queue_within_its_share_preempts_the_most_borrowing_one_in_fair_sharing() -> None:
+def test_a_queue_within_its_nominal_reclaims_from_the_most_borrowing_one() -> None:
+    """Within its nominal quota, b reclaims whatever the shares (FairSharingPreemptWithinNominal);
+    a preemptor that would borrow goes by the shares: see test_fair_refinements.py."""
     world = fair_world()
     reclaim = {"reclaimWithinCohort": "Any"}
     for name in ("a", "b"):
@@ -104,8 +106,8 @@ def test_a_queue_within_its_share_preempts_the_most_borrowing_one_in_fair_sharin
     [result] = world.run(1)
     decision = result.by_key[b1]
     assert isinstance(decision, Preempt)
-    assert [v.reason for v in decision.victims] == ["InCohortFairSharing"] * 2
-    assert "due to Fair Sharing within the cohort" in decision.victims[0].message
+    assert [v.reason for v in decision.victims] == ["InCohortReclamation"] * 2
+    assert "due to reclamation within the cohort" in decision.victims[0].message
 
 
 def test_less_than_initial_share_alone_stops_before_the_shares_cross() -> None:

@@ -49,7 +49,8 @@ def test_observer_hooks_see_every_decision_and_cycle() -> None:
 
 
 def test_without_listeners_no_hook_is_called() -> None:
-    observers = load_observers(build_plugin_manager(PluginsConfig()))
+    # Built-in plugins listen (budgets, admission fair sharing): load none of them.
+    observers = load_observers(build_plugin_manager(PluginsConfig(autoload=False)))
     assert observers == Observers()
 
 
