@@ -5,6 +5,7 @@ figures as JSON: wall time since start, CPU, peak RSS, requests by method and ki
 admissions and every cycle's duration.
 
     .venv/bin/python benchmarks/minimal_kq.py --kubeconfig K --qps 50 --burst 100 --stats F
+        [--fair-sharing]
 """
 
 from __future__ import annotations
@@ -19,17 +20,22 @@ import signal
 import time
 from pathlib import Path
 
+from kq.config import FairSharing, PluginsConfig
 from kq.controllers.admission import AdmissionController
 from kq.controllers.workloads import WorkloadLifecycle
 from kq.observability.logs import configure_logging
+from kq.plugins import build_plugin_manager
 from kq.runtime.client import ClientSettings, KubeClient
 from kq.runtime.events import EventRecorder
 from kq.scheduler.cycle import CycleResult
+from kq.scheduler.plugins import load_admission_plugins
 
 STARTED = time.perf_counter()
 
 
-async def run(kubeconfig: Path, settings: ClientSettings, stats: Path) -> None:
+async def run(
+    kubeconfig: Path, settings: ClientSettings, stats: Path, fair_sharing: bool = False
+) -> None:
     cycles: list[float] = []
 
     def on_cycle(result: CycleResult, seconds: float) -> None:
@@ -37,7 +43,11 @@ async def run(kubeconfig: Path, settings: ClientSettings, stats: Path) -> None:
             cycles.append(seconds)
 
     async with await KubeClient.connect(kubeconfig, settings) as client:
-        controller = AdmissionController(client, event_namespace="default", on_cycle=on_cycle)
+        strategies = FairSharing().preemption_strategies if fair_sharing else None
+        plugins = load_admission_plugins(build_plugin_manager(PluginsConfig()), strategies)
+        controller = AdmissionController(
+            client, event_namespace="default", on_cycle=on_cycle, plugins=plugins
+        )
         # Kueue's minimalkueue runs its workload controller too; so does this.
         lifecycle = WorkloadLifecycle(client, controller.informers, EventRecorder(client))
 
@@ -72,13 +82,14 @@ def main() -> None:
     parser.add_argument("--burst", type=int, default=100)
     parser.add_argument("--stats", type=Path, required=True)
     parser.add_argument("--profile", type=Path, help="write a cProfile dump here")
+    parser.add_argument("--fair-sharing", action="store_true", help="fair sharing on")
     args = parser.parse_args()
     configure_logging("warning", json=True)
     settings = ClientSettings(qps=args.qps, burst=args.burst)
     profiler = cProfile.Profile() if args.profile else None
     if profiler is not None:
         profiler.enable()
-    asyncio.run(run(args.kubeconfig, settings, args.stats))
+    asyncio.run(run(args.kubeconfig, settings, args.stats, args.fair_sharing))
     if profiler is not None:
         profiler.disable()
         profiler.dump_stats(args.profile)

@@ -11,7 +11,7 @@ per admission by kind, the cycle-time histogram, CPU per workload and peak RSS, 
 the config's range spec.
 
     .venv/bin/python benchmarks/scheduler_perf.py [--mode b1|b2] [--config baseline]
-        [--scale 0.1] [--kubeconfig PATH]
+        [--scale 0.1] [--kubeconfig PATH] [--fair-sharing]
 """
 
 from __future__ import annotations
@@ -475,6 +475,7 @@ async def bench(
     queues: list[QueueSpec],
     mode: str,
     profile: Path | None = None,
+    fair_sharing: bool = False,
 ) -> dict[str, Any]:
     qps, burst = MODES[mode]
     async with await KubeClient.connect(kubeconfig, RUNNER) as client:
@@ -501,6 +502,7 @@ async def bench(
                     "--stats",
                     str(stats_path),
                     *(["--profile", str(profile)] if profile else []),
+                    *(["--fair-sharing"] if fair_sharing else []),
                 ]
             )
             started = time.time()
@@ -530,6 +532,7 @@ async def bench(
             usage.move(cq, 0, ended)
     return {
         "mode": mode,
+        "fairSharing": fair_sharing,
         "rawPatchRate": patch_rate,
         "started": started,
         "generatedS": generated - started,
@@ -562,7 +565,10 @@ def report(run: dict[str, Any], rangespec: Object | None) -> bool:
     by_class: dict[str, list[Record]] = defaultdict(list)
     for r in records.values():
         by_class[r.class_name].append(r)
-    print(f"mode {run['mode'].upper()}: {len(records)} workloads in {len(queues)} ClusterQueues")
+    fair = ", fair sharing on" if run["fairSharing"] else ""
+    print(
+        f"mode {run['mode'].upper()}: {len(records)} workloads in {len(queues)} ClusterQueues{fair}"
+    )
     if run["swept"]:
         print(
             f"  {run['swept']} admitted workloads finished by the runner's sweep (missed trigger)"
@@ -673,16 +679,21 @@ def main() -> None:
     parser.add_argument("--profile", type=Path, help="cProfile the controller into this file")
     parser.add_argument("--profile-server", type=Path, help="cProfile the API server into this")
     parser.add_argument("--timeline", type=Path, help="write each Workload's record here (JSON)")
+    parser.add_argument("--fair-sharing", action="store_true", help="the controller shares fairly")
     args = parser.parse_args()
     folder = HERE / "configs" / args.config
     queues = load_config(folder / "generator.yaml", args.scale)
     spec_path = folder / "rangespec.yaml"
     rangespec = yaml.safe_load(spec_path.read_text()) if args.scale == 1.0 else None
     if args.kubeconfig is not None:
-        run = asyncio.run(bench(args.kubeconfig, None, queues, args.mode, args.profile))
+        run = asyncio.run(
+            bench(args.kubeconfig, None, queues, args.mode, args.profile, args.fair_sharing)
+        )
     else:
         with embedded_server(args.profile_server) as (kubeconfig, pid):
-            run = asyncio.run(bench(kubeconfig, pid, queues, args.mode, args.profile))
+            run = asyncio.run(
+                bench(kubeconfig, pid, queues, args.mode, args.profile, args.fair_sharing)
+            )
     passed = report(run, rangespec)
     if args.timeline is not None:
         write_timeline(args.timeline, run)

@@ -87,7 +87,9 @@ class FactSource:
             manage_jobs_without_queue_name=self._options.manage_jobs_without_queue_name,
             namespace_managed=self.namespace_managed(namespace(job)) and self.pod_selected(job),
             wait_for_pods_ready=self._options.wait_for_pods_ready,
-            ancestor_admitted=self.ancestor_admitted(job),
+            # A pod is a top-level job to the controller, as upstream's (IsTopLevel): only the
+            # webhook looks at its owners, and leaves a managed owner's pods unmarked.
+            ancestor_admitted=None if _is_pod(job) else self.ancestor_admitted(job),
         )
 
     def webhook_facts(self, ns: str, job: Obj) -> WebhookFacts:
