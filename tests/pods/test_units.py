@@ -16,6 +16,7 @@ from kq.jobframework.io_facts import Caches, FactSource, JobFrameworkOptions
 from kq.jobframework.webhook import default_on_create
 from kq.runtime.store import Store
 from kq_plugins.jobs import pod_group, pod_upkeep
+from kq_plugins.jobs.batch_job import BatchJob
 from kq_plugins.jobs.pod import ADMISSION_GATE, MANAGED_LABEL, POD_FINALIZER, Pod
 
 POD = Pod()
@@ -68,7 +69,9 @@ def _facts(options: PodOptions, namespaces: dict[str, dict[str, str]]) -> FactSo
     stores = [Store() for _ in range(6)]
     for name, labels in namespaces.items():
         stores[4].upsert({"metadata": {"name": name, "labels": labels}})
-    return FactSource(Caches(*stores), JobFrameworkOptions(pod_options=options), {})
+    frameworks = ("batch/job", "pod")
+    options_ = JobFrameworkOptions(frameworks=frameworks, pod_options=options)
+    return FactSource(Caches(*stores), options_, {})
 
 
 def test_system_namespaces_and_pod_options_exclude_pods() -> None:
@@ -220,3 +223,22 @@ def test_waiting_for_replacement_pods_follows_the_missing_pods() -> None:
     assert (ready["status"], ready["reason"]) == ("False", "PodsReady")
     fresh = _workload(2, pod_group.role_hash(whole[0]))
     assert pod_upkeep.waiting_condition(POD.compose(whole), fresh) == []
+
+
+def test_a_pod_is_a_top_level_job_to_the_controller() -> None:
+    """Owned by a Job kq runs, a pod marked managed is still reconciled as its own job (the
+    webhook never marks such pods), where a Job's child Job would wait for its ancestor."""
+    stores = [Store() for _ in range(6)]
+    jobs = Store()
+    queued = {"kueue.x-k8s.io/queue-name": "lq"}
+    jobs.upsert({"metadata": {"name": "j", "namespace": "ns", "uid": "uid-j", "labels": queued}})
+    integrations = {("batch/v1", "Job"): (BatchJob(), jobs)}
+    options = JobFrameworkOptions(frameworks=("batch/job", "pod"))
+    facts = FactSource(Caches(*stores), options, integrations)
+    owner = {"apiVersion": "batch/v1", "kind": "Job", "name": "j", "uid": "uid-j"}
+    owned = created("p")
+    owned["metadata"]["ownerReferences"] = [{**owner, "controller": True}]
+    assert facts.facts(owned).ancestor_admitted is None
+    assert facts.webhook_facts("ns", owned).ancestor_managed
+    child = {"apiVersion": "batch/v1", "kind": "Job", "metadata": {**owned["metadata"]}}
+    assert facts.facts(child).ancestor_admitted is False
