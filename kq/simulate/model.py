@@ -48,9 +48,16 @@ class Model:
 
 def _config(setup: Setup) -> KqConfig:
     try:
-        return parse_config(setup.config)
+        config = parse_config(setup.config)
     except ConfigError as exc:
         raise InputError(f"{setup.config_origin}: configuration: {exc}") from exc
+    if config.admission_fair_sharing is not None:
+        # Its usage decays on the wall clock in a controller the simulation does not run.
+        raise InputError(
+            f"{setup.config_origin}: configuration: admissionFairSharing: not simulated by "
+            "kq simulate; remove it (or set featureGates.AdmissionFairSharing: false)"
+        )
+    return config
 
 
 def _parsed(setup: Setup, key: ObjectKey, parser: Callable[[Obj], object]) -> Any:

@@ -5,6 +5,7 @@ entry penalty of an admission, and the configuration."""
 from __future__ import annotations
 
 import math
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -15,6 +16,9 @@ from kq.api.clusterqueue import parse_cluster_queue
 from kq.config import AdmissionFairSharing, ConfigError, parse_config
 from kq.queue.requeue import RequeueReason
 from kq.scheduler.decisions import Admit
+from kq.simulate.run import prepare
+from kq.simulate.setup import load_setup
+from kq.simulate.source import InputError
 from kq_plugins.admission_fair_sharing.ledger import Ledger
 from kq_plugins.admission_fair_sharing.usage import (
     alpha,
@@ -25,6 +29,7 @@ from kq_plugins.admission_fair_sharing.usage import (
     usage,
 )
 from tests.core.world import World
+from tests.simulate.helpers import FLAVOR, cluster_queue, local_queue, write_setup
 
 WEEK, FIVE_MINUTES = 168 * 3600.0, 300.0
 AFS = {"admissionScope": {"admissionMode": "UsageBasedAdmissionFairSharing"}}
@@ -274,3 +279,13 @@ def test_an_unknown_admission_mode_makes_the_cluster_queue_invalid() -> None:
     assert "admissionScope.admissionMode: unsupported value 'Usage'" in getattr(bad, "message", "")
     missing = parse_cluster_queue({"metadata": {"name": "cq"}, "spec": {"admissionScope": {}}})
     assert "admissionScope.admissionMode: Required value" in getattr(missing, "message", "")
+
+
+def test_kq_simulate_refuses_admission_fair_sharing(tmp_path: Path) -> None:
+    config = tmp_path / "config.yaml"
+    config.write_text("admissionFairSharing:\n  usageHalfLifeTime: 1h\n")
+    setup = write_setup(tmp_path / "setup.yaml", FLAVOR, cluster_queue("cq", 4), local_queue("cq"))
+    trace = tmp_path / "t.yaml"
+    trace.write_text("- {name: a, arrival: 0, queue: cq, runtime: 1, requests: {cpu: 1}}\n")
+    with pytest.raises(InputError, match=r"config\.yaml: configuration: admissionFairSharing: "):
+        prepare("t", load_setup([setup], config), trace)
