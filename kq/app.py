@@ -51,7 +51,11 @@ async def install_controllers(manager: Manager, config: KqConfig) -> None:
     await register_plugin_controllers(manager, pm, visible.retry_vetoed)
     jobs = await register_job_integrations(manager, pm, config)
     hooks = JobWebhooks(jobs.integrations, jobs.facts.webhook_facts)
-    kueue = kueue_validator(await _admission_writers(manager), config.fair_sharing.enable)
+    kueue = kueue_validator(
+        await _admission_writers(manager),
+        config.fair_sharing.enable,
+        config.admission_fair_sharing is not None,
+    )
     for path, handler in routes(hooks, kueue).items():
         manager.webhook.register(path, for_server(handler))
     _serve_conversion(manager)

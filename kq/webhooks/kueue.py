@@ -17,6 +17,10 @@ FAIR_SHARING_WARNING = (
     "spec.fairSharing is kept but not used: fair sharing is off in kq's configuration "
     "(fairSharing.enable in v1beta1, a fairSharing section in v1beta2)"
 )
+ADMISSION_SCOPE_WARNING = (
+    "spec.admissionScope is kept but not used: admission fair sharing is off in kq's "
+    "configuration (no admissionFairSharing section, or featureGates.AdmissionFairSharing: false)"
+)
 NAMESPACE_SELECTOR_WARNING = (
     "spec.namespaceSelector is unset: kq admits workloads from all namespaces "
     "(Kueue admits from none); set it explicitly"
@@ -24,11 +28,13 @@ NAMESPACE_SELECTOR_WARNING = (
 
 
 def kueue_validator(
-    admission_writers: Collection[str] | None, fair_sharing: bool = False
+    admission_writers: Collection[str] | None,
+    fair_sharing: bool = False,
+    admission_fair_sharing: bool = False,
 ) -> Handler:
     """``admission_writers``: the users who may change a Workload's ``status.admission``
     (kq's own identity); None lets anyone, as Kueue does. ``fair_sharing``: whether it is on,
-    so that weights are used."""
+    so that weights are used; ``admission_fair_sharing``: so that admission scopes are."""
 
     def validate(review: Review) -> Review:
         request = request_of(review)
@@ -47,6 +53,8 @@ def kueue_validator(
         spec = (request.get("object") or {}).get("spec") or {}
         unused = [FAIR_SHARING_WARNING] if "fairSharing" in spec and not fair_sharing else []
         if kind == "ClusterQueue":
+            if "admissionScope" in spec and not admission_fair_sharing:
+                unused.append(ADMISSION_SCOPE_WARNING)
             return allowed(uid, cluster_queue_warnings(request.get("object") or {}) + unused)
         if kind == "Cohort" and unused:
             return allowed(uid, unused)

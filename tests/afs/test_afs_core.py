@@ -19,6 +19,7 @@ from kq.scheduler.decisions import Admit
 from kq.simulate.run import prepare
 from kq.simulate.setup import load_setup
 from kq.simulate.source import InputError
+from kq.webhooks.kueue import ADMISSION_SCOPE_WARNING, kueue_validator
 from kq_plugins.admission_fair_sharing.ledger import Ledger
 from kq_plugins.admission_fair_sharing.usage import (
     alpha,
@@ -289,3 +290,19 @@ def test_kq_simulate_refuses_admission_fair_sharing(tmp_path: Path) -> None:
     trace.write_text("- {name: a, arrival: 0, queue: cq, runtime: 1, requests: {cpu: 1}}\n")
     with pytest.raises(InputError, match=r"config\.yaml: configuration: admissionFairSharing: "):
         prepare("t", load_setup([setup], config), trace)
+
+
+def test_an_admission_scope_warns_on_apply_while_admission_fair_sharing_is_off() -> None:
+    request = {
+        "uid": "u",
+        "kind": {"group": "kueue.x-k8s.io", "version": "v1beta1", "kind": "ClusterQueue"},
+        "operation": "CREATE",
+        "object": {"metadata": {"name": "cq"}, "spec": {"namespaceSelector": {}, **AFS}},
+    }
+    review = {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": request}
+    off = kueue_validator(None)(review)["response"]
+    assert off["allowed"]
+    assert ADMISSION_SCOPE_WARNING in off.get("warnings", [])
+    on = kueue_validator(None, admission_fair_sharing=True)(review)["response"]
+    assert on["allowed"]
+    assert ADMISSION_SCOPE_WARNING not in on.get("warnings", [])
