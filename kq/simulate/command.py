@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from kq.config import parse_duration
+from kq.observability.logs import configure_logging
 from kq.simulate.charts import all_charts
 from kq.simulate.figures import compute
 from kq.simulate.files import run_data, write_files
@@ -66,6 +67,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--until", help="stop at this virtual time (seconds or 2h30m)")
     parser.add_argument("--progress", choices=("auto", "on", "off"), default="auto",
                         help="progress line on stderr (auto: when it is a terminal)")  # fmt: skip
+    parser.add_argument("--log-level", default="warning",
+                        choices=("debug", "info", "warning", "error"),
+                        help="log level on stderr (debug: every decision)")  # fmt: skip
     parser.set_defaults(func=run)
 
 
@@ -144,6 +148,8 @@ def _outputs(out: Path, run: Run, prefix: str) -> Outputs:
 
 
 def run(args: argparse.Namespace) -> int:
+    # The scheduler logs each decision at debug level: thousands of lines for a long trace.
+    configure_logging(args.log_level)
     try:
         until = _until(args.until)
         prepared = _prepare(args)
