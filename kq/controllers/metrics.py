@@ -8,7 +8,7 @@ Queue, cohort and LocalQueue gauges live in ``kq.controllers.queue_metrics``.
 from __future__ import annotations
 
 import time
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
@@ -20,7 +20,8 @@ from kq.observability.metric_options import enable, role, state
 from kq.runtime.manager import Manager
 from kq.runtime.resources import WORKLOADS
 from kq.runtime.store import Change, EventType, object_key
-from kq.scheduler.cycle import CycleResult
+from kq.scheduler.cycle import NO_LONGER_FITS, OVERLAPPING_TARGETS, CycleResult
+from kq.scheduler.decisions import Pending
 
 SUCCESS = "success"
 INADMISSIBLE = "inadmissible"
@@ -36,6 +37,25 @@ def cycle(result: CycleResult, seconds: float) -> None:
     outcome = SUCCESS if result.admitted else INADMISSIBLE
     metrics.admission_attempts_total.labels(outcome, role()).inc()
     metrics.admission_attempt_duration_seconds.labels(outcome, role()).observe(seconds)
+    for cq, count in preemption_skips(result).items():
+        metrics.admission_cycle_preemption_skips.labels(cq, role()).set(count)
+
+
+def preemption_skips(result: CycleResult) -> Counter[str]:
+    """Per ClusterQueue, heads with preemption candidates that the cycle passed over because
+    a head decided before it claimed the same victims or the room it needed, as Kueue counts
+    them (only ClusterQueues with such a head are reported)."""
+    skips: Counter[str] = Counter()
+    for decision in result.decisions:
+        if not isinstance(decision, Pending):
+            continue
+        assignment = result.assignments.get(decision.key)
+        preempting = assignment is not None and assignment.needs_preemption
+        if decision.message == OVERLAPPING_TARGETS or (
+            decision.message == NO_LONGER_FITS and preempting
+        ):
+            skips[decision.cluster_queue] += 1
+    return skips
 
 
 def priority_class(obj: Object) -> str:

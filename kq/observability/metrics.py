@@ -45,7 +45,6 @@ NOT_PRODUCED = {
     "kueue_local_queue_unadmitted_workloads": "behind UnadmittedWorkloadsObservability",
     "kueue_local_queue_admission_fair_sharing_usage": "the admission fair sharing plugin does "
     "not report its usage to the core yet",
-    "kueue_admission_cycle_preemption_skips": "kq's cycle records no skipped preemptions",
 }
 """Kueue v0.19 metrics kq does not expose, and why."""
 
@@ -115,6 +114,13 @@ workload_creation_latency_seconds = histogram(
     "Seconds from a job's creation until its Workload's, per job_kind (jobs of generation 1).",
     ["job_kind"],
     tuple(0.01 * 2**k for k in range(11)),  # Go's ExponentialBuckets(0.01, 2, 11)
+)
+
+admission_cycle_preemption_skips = gauge(
+    "admission_cycle_preemption_skips",
+    "Heads of the cluster_queue with preemption candidates skipped in the last cycle that had "
+    "any, because another ClusterQueue needed the same resources.",
+    [CQ],
 )
 
 # -- ClusterQueue ------------------------------------------------------------------------
@@ -343,6 +349,7 @@ leader_election_master_status = Gauge(
 
 
 ROLE_GAUGES = (
+    admission_cycle_preemption_skips,
     pending_workloads,
     finished_workloads,
     reserving_active_workloads,

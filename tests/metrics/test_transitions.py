@@ -8,11 +8,22 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kq.controllers.metrics import Evictions, WorkloadTransitions, split_reason
+from kq.controllers.metrics import (
+    Evictions,
+    WorkloadTransitions,
+    cycle,
+    preemption_skips,
+    split_reason,
+)
 from kq.observability.job_metrics import workload_created
 from kq.observability.metric_options import role
 from kq.observability.metrics import REGISTRY
+from kq.queue.requeue import RequeueReason
 from kq.runtime.store import Change, EventType
+from kq.scheduler.assignment import Assignment
+from kq.scheduler.cycle import NO_LONGER_FITS, OVERLAPPING_TARGETS, CycleResult
+from kq.scheduler.decisions import Pending
+from kq.scheduler.modes import Mode
 from kq.workload.status import rfc3339
 
 Obj = dict[str, Any]
@@ -138,3 +149,32 @@ def test_finished_workloads_follow_the_watch(events: list[tuple[int, str]]) -> N
     assert set(transitions.finished) == finished
     moved = value("kueue_finished_workloads_total", **labels) - before
     assert moved == transitions_into_finished
+
+
+def test_preemption_skips_are_counted_per_cluster_queue_as_kueue() -> None:
+    """Overlapping victims always count; "no longer fits" only for a preempting head; a
+    ClusterQueue without skips in a cycle keeps its last value, as Kueue's gauge does."""
+
+    def pending(key: str, cq: str, message: str) -> Pending:
+        return Pending(key, cq, "WaitingForQuota", message, RequeueReason.FAILED_AFTER_NOMINATION)
+
+    def assignment(mode: Mode) -> Assignment:
+        return Assignment((), {}, 0, mode)
+
+    result = CycleResult(
+        (
+            pending("ns/a", "cq-a", OVERLAPPING_TARGETS),
+            pending("ns/b", "cq-a", NO_LONGER_FITS),
+            pending("ns/c", "cq-b", NO_LONGER_FITS),
+            pending("ns/d", "cq-b", "something else"),
+        ),
+        entries=4,
+        assignments={
+            "ns/a": assignment(Mode.PREEMPT),
+            "ns/b": assignment(Mode.RECLAIM),
+            "ns/c": assignment(Mode.FIT),
+        },
+    )
+    assert preemption_skips(result) == {"cq-a": 2}
+    cycle(result, 0.01)
+    assert value("kueue_admission_cycle_preemption_skips", cluster_queue="cq-a") == 2
