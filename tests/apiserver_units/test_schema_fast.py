@@ -19,14 +19,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kq.crds import builtin_crds
-from kq.sandbox.apiserver.schema import (
-    Schema,
-    _apply_defaults,
-    _default,
-    _prune,
-    _scalar_passes,
-    _validate,
-)
+from kq.sandbox.apiserver.schema import Schema
+from kq.sandbox.apiserver.schema.validate import _scalar_passes, _validate
+from kq.sandbox.apiserver.schema.walks import _apply_defaults, _default, _prune
 from tests.apiserver_units.schema_fast_expected import EXPECTED
 
 Obj = dict[str, Any]
