@@ -45,6 +45,9 @@ FINISHED_FAILED_TO_START: Final = "FailedToStart"
 
 REQUEUE_ON_EVICTION: Final = REQUEUE_AT_ONCE
 
+# On a pod template: the serving owner whose pods the pod integration gates and queues.
+SUSPENDING_PARENT_ANNOTATION: Final = "kueue.x-k8s.io/pod-suspending-parent"
+
 # Framework names Kueue v0.19 knows in ``integrations.frameworks``: one kq has no plugin for
 # is warned about at start-up (Kueue's default configuration lists most of them); any other
 # name is a configuration error.

@@ -196,9 +196,13 @@ async def _served_kinds(
     informer_for: InformerFactory,
 ) -> dict[str, JobKind]:
     _check_frameworks(options.frameworks, integrations)
+    enabled = set(options.frameworks)
+    # Upstream's ImplicitlyEnabledFrameworkNames: a serving kind needs the pod integration.
+    for framework in options.frameworks:
+        enabled.update(getattr(integrations.get(framework), "IMPLICITLY_ENABLES", ()))
     kinds = {}
     for framework, integration in integrations.items():
-        if framework not in options.frameworks:
+        if framework not in enabled:
             log.info("job integration not enabled", framework=framework)
             continue
         resource = await discover(client, integration.GVK)

@@ -8,9 +8,17 @@ from typing import Any
 
 from kq.api.selectors import LabelSelector, parse_label_selector
 from kq.config import NAMESPACE_NAME_LABEL, KqConfig, PodOptions, default_namespace_selector
-from kq.jobframework.constants import DEFAULT_LOCAL_QUEUE
+from kq.jobframework.constants import DEFAULT_LOCAL_QUEUE, SUSPENDING_PARENT_ANNOTATION
 from kq.jobframework.interface import GenericJob
-from kq.jobframework.objects import Obj, controller_owner, labels, meta, name, namespace
+from kq.jobframework.objects import (
+    Obj,
+    annotations_of,
+    controller_owner,
+    labels,
+    meta,
+    name,
+    namespace,
+)
 from kq.jobframework.priority import Priorities
 from kq.jobframework.queue_name import is_managed
 from kq.jobframework.reconciler import ClusterFacts
@@ -100,7 +108,7 @@ class FactSource:
             manage_jobs_without_queue_name=self._options.manage_jobs_without_queue_name,
             namespace_managed=self.namespace_managed(ns),
             excluded=not self.pod_selected(job)
-            or (_is_pod(job) and not self.namespace_managed(ns)),
+            or (_is_pod(job) and not _suspended_by_parent(job) and not self.namespace_managed(ns)),
             default_local_queue_exists=f"{ns}/{DEFAULT_LOCAL_QUEUE}" in self._caches.local_queues,
             ancestor_managed=self.ancestor_admitted(job) is not None,
         )
@@ -118,8 +126,10 @@ class FactSource:
 
     def pod_selected(self, job: Obj) -> bool:
         """Whether v1beta1's ``podOptions`` let kq manage ``job``; only pods are filtered."""
-        if not _is_pod(job):
-            return True
+        if not _is_pod(job) or _suspended_by_parent(job):
+            return True  # a serving owner's webhook chose its pods (upstream skips the rest)
+        if "pod" not in self._options.frameworks:
+            return False  # enabled only implicitly, for a serving owner's pods
         if self._pods is not None and not self._pods.matches(dict(labels(job))):
             return False
         if self._pod_namespaces is None:
@@ -140,7 +150,7 @@ class FactSource:
         owner not (yet) in the cache counts as managed and not admitted: the child waits.
         """
         owner = controller_owner(job)
-        if owner is None:
+        if owner is None or _suspended_by_parent(job):
             return None
         found = self._jobs.get((str(owner.get("apiVersion", "")), str(owner.get("kind", ""))))
         if found is None:
@@ -166,6 +176,11 @@ class FactSource:
             pod_classes={name(c): int(c.get("value", 0)) for c in pod_classes},
             global_defaults=[name(c) for c in pod_classes if c.get("globalDefault")],
         )
+
+
+def _suspended_by_parent(obj: Obj) -> bool:
+    """A pod a serving owner (Deployment, StatefulSet, LeaderWorkerSet) handed to kq."""
+    return _is_pod(obj) and SUSPENDING_PARENT_ANNOTATION in annotations_of(obj)
 
 
 def _is_pod(obj: Obj) -> bool:

@@ -19,6 +19,8 @@ JOB_RESOURCES = (
     ("kubeflow.org", "v2beta1", "mpijobs"),
 )
 POD_RESOURCES = (("", "v1", "pods"),)
+SERVING_RESOURCES = (("apps", "v1", "deployments"),)
+"""Serving owners: defaulted on create and update, as upstream's webhooks."""
 SYSTEM_NAMESPACES = ("kube-system", "kueue-system")
 CA_WAIT_S = 30.0
 
@@ -70,12 +72,12 @@ def _pod_webhook(name: str, url: str, operations: list[str]) -> dict[str, Any]:
 
 
 def webhook_configurations(
-    port: int, *, pods: bool = False
+    port: int, *, pods: bool = False, serving: bool = False
 ) -> list[tuple[Resource, dict[str, Any]]]:
     """The mutating and validating configurations, named as ``kq run`` publishes its CA.
 
     ``pods``: also route pods through kq, for the ``pod`` framework (every pod creation then
-    waits on kq, so only when that framework runs).
+    waits on kq, so only when that framework runs). ``serving``: also Deployments.
     """
     base = f"https://127.0.0.1:{port}"
     mutating_hooks = [
@@ -98,6 +100,14 @@ def webhook_configurations(
         mutating_hooks.append(_pod_webhook("mpod.kueue.x-k8s.io", base + MUTATE_JOBS, ["CREATE"]))
         validating_hooks.append(
             _pod_webhook("vpod.kueue.x-k8s.io", base + VALIDATE_JOBS, ["CREATE", "UPDATE"])
+        )
+    if serving:
+        both = ["CREATE", "UPDATE"]
+        mutating_hooks.append(
+            _webhook("mservingjobs.kueue.x-k8s.io", base + MUTATE_JOBS, both, SERVING_RESOURCES)
+        )
+        validating_hooks.append(
+            _webhook("vservingjobs.kueue.x-k8s.io", base + VALIDATE_JOBS, both, SERVING_RESOURCES)
         )
     mutating = {
         "apiVersion": "admissionregistration.k8s.io/v1",

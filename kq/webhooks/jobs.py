@@ -38,7 +38,12 @@ class JobWebhooks:
         request = request_of(review)
         uid = str(request["uid"])
         integration = self._by_gvk.get(request_kind(request))
-        if integration is None or request.get("operation") != "CREATE":
+        # Most kinds are defaulted on create only; serving owners (upstream) on update too.
+        on_update = getattr(integration, "DEFAULT_ON_UPDATE", False)
+        operation = request.get("operation")
+        if integration is None or not (
+            operation == "CREATE" or (on_update and operation == "UPDATE")
+        ):
             return allowed(uid)
         job = request.get("object") or {}
         facts = self._facts(str(request.get("namespace", "")), _typed(request, job))

@@ -66,6 +66,7 @@ PRIORITY_LABEL = "kueue.x-k8s.io/priority-class"
 PODSET_LABEL = "kueue.x-k8s.io/podset"
 NAME_LABEL = "kubernetes.io/metadata.name"
 STARTUP_S = 30.0
+SERVING_FRAMEWORKS = ("deployment", "statefulset", "leaderworkerset.x-k8s.io/leaderworkerset")
 
 
 async def eventually(probe: Callable[[], Awaitable[T]], what: str, within: float = TIMEOUT_S) -> T:
@@ -263,12 +264,13 @@ async def _webhooks_called(client: KubeClient, ns: str) -> None:
 
 
 def _webhooks(
-    port: int, ns: str, suffix: str, ca: bytes, pods: bool
+    port: int, ns: str, suffix: str, ca: bytes, pods: bool, serving: bool = False
 ) -> list[tuple[Resource, dict[str, Any]]]:
-    """``kq dev``'s job (and pod) webhooks, renamed for this test and limited to its namespace."""
+    """``kq dev``'s job (pod, serving) webhooks, renamed for this test and limited to its
+    namespace."""
     bundle = base64.b64encode(ca).decode()
     out = []
-    for resource, body in webhook_configurations(port, pods=pods):
+    for resource, body in webhook_configurations(port, pods=pods, serving=serving):
         hooks = [
             h
             for h in body["webhooks"]
@@ -334,7 +336,9 @@ async def kq_stack(
 
             await _started(controller, serving)
             ca = (cert_dir / "ca.crt").read_bytes()
-            for resource, body in _webhooks(port, ns, suffix, ca, "pod" in frameworks):
+            owners = bool(set(frameworks) & set(SERVING_FRAMEWORKS))
+            pods = "pod" in frameworks or owners
+            for resource, body in _webhooks(port, ns, suffix, ca, pods, owners):
                 await client.create(resource, body)
                 registered.append((resource, body))
             await _webhooks_called(client, ns)

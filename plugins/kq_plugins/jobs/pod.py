@@ -52,6 +52,7 @@ TOPOLOGY_GATE = "kueue.x-k8s.io/topology"
 MANAGED_LABEL = "kueue.x-k8s.io/managed"
 POD_FINALIZER = MANAGED_LABEL
 TERMINATION_TARGET = "TerminationTarget"
+SUSPENDING_PARENT = "kueue.x-k8s.io/pod-suspending-parent"
 STOP_WORKLOAD_DELETED = "WorkloadDeleted"
 
 
@@ -76,7 +77,9 @@ class Pod:
         metadata = out.setdefault("metadata", {})
         metadata["labels"] = {**(metadata.get("labels") or {}), MANAGED_LABEL: "true"}
         finalizers = list(metadata.get("finalizers") or [])
-        if POD_FINALIZER not in finalizers:
+        # A serving owner's pods get none (upstream): their owner replaces them.
+        by_parent = SUSPENDING_PARENT in (metadata.get("annotations") or {})
+        if POD_FINALIZER not in finalizers and not by_parent:
             metadata["finalizers"] = [*finalizers, POD_FINALIZER]
         spec = out.setdefault("spec", {})
         if not is_gated(out):

@@ -1,0 +1,87 @@
+"""What the serving integrations (Deployment, StatefulSet, LeaderWorkerSet) share.
+
+None of them gets a Workload of its own making here: their webhooks mark the pod template
+(``kueue.x-k8s.io/pod-suspending-parent``) so that the ``pod`` integration gates each pod the
+controller creates and queues it, as upstream's ``SuspendedByParentAnnotation``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kq.jobframework import FieldError, Job
+from kq.jobframework.objects import deep_copy, dig, labels
+
+SUSPENDING_PARENT_ANNOTATION = "kueue.x-k8s.io/pod-suspending-parent"
+QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
+PRIORITY_CLASS_LABEL = "kueue.x-k8s.io/priority-class"
+MANAGED_LABEL = "kueue.x-k8s.io/managed"
+IMMUTABLE = "field is immutable"
+
+
+def template(job: Job) -> dict[str, Any]:
+    return dict(dig(job, "spec", "template") or {})
+
+
+def template_labels(job: Job) -> dict[str, str]:
+    return dict(dig(job, "spec", "template", "metadata", "labels") or {})
+
+
+def template_annotations(job: Job) -> dict[str, str]:
+    return dict(dig(job, "spec", "template", "metadata", "annotations") or {})
+
+
+def parent_of_template(job: Job) -> str:
+    """The framework that marked ``job``'s pod template, or ``""``."""
+    return template_annotations(job).get(SUSPENDING_PARENT_ANNOTATION, "")
+
+
+def owner_labels(job: Job) -> dict[str, str]:
+    """The queue and priority-class labels the pods must carry, from the owner's."""
+    own = labels(job)
+    return {k: own[k] for k in (QUEUE_LABEL, PRIORITY_CLASS_LABEL) if own.get(k)}
+
+
+def mark_template(job: Job, framework: str, *, pod_labels: bool) -> dict[str, Any]:
+    """``job`` with its pod template marked as suspended by ``framework``; ``pod_labels`` also
+    copies the managed, queue and priority-class labels into it (Deployment, as upstream)."""
+    out = deep_copy(job)
+    meta = out.setdefault("spec", {}).setdefault("template", {}).setdefault("metadata", {})
+    meta["annotations"] = {
+        **(meta.get("annotations") or {}),
+        SUSPENDING_PARENT_ANNOTATION: framework,
+    }
+    if pod_labels:
+        kept = {
+            k: v
+            for k, v in (meta.get("labels") or {}).items()
+            if k not in (QUEUE_LABEL, PRIORITY_CLASS_LABEL)
+        }
+        meta["labels"] = {**kept, MANAGED_LABEL: "true", **owner_labels(job)}
+    return out
+
+
+def ready_replicas(job: Job) -> int:
+    return int(dig(job, "status", "readyReplicas") or 0)
+
+
+def queue_change_errors(old: Job, new: Job) -> list[FieldError]:
+    """Upstream's rule for serving owners: the queue name may change only while no replica is
+    ready (its removal the generic rules refuse)."""
+    old_queue = labels(old).get(QUEUE_LABEL, "")
+    new_queue = labels(new).get(QUEUE_LABEL, "")
+    if old_queue == new_queue or ready_replicas(old) == 0:
+        return []
+    return [FieldError(f"metadata.labels[{QUEUE_LABEL}]", "Invalid", IMMUTABLE, new_queue)]
+
+
+def priority_change_errors(old: Job, new: Job) -> list[FieldError]:
+    """A priority class may be added only while no replica is ready (its removal the generic
+    rules refuse)."""
+    old_class = labels(old).get(PRIORITY_CLASS_LABEL, "")
+    new_class = labels(new).get(PRIORITY_CLASS_LABEL, "")
+    if old_class or not new_class or ready_replicas(old) == 0:
+        return []
+    path = f"metadata.labels[{PRIORITY_CLASS_LABEL}]"
+    message = "WorkloadPriorityClass cannot be added to a non-suspended workload"
+    return [FieldError(path, "Invalid", message, new_class)]
