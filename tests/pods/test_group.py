@@ -82,19 +82,21 @@ async def test_a_group_waits_for_all_its_pods_then_runs_and_finishes(stack: Stac
 
 
 async def test_a_group_is_preempted_as_a_whole(stack: Stack) -> None:
-    await stack.create(WORKLOAD_PRIORITY_CLASSES, _priority("low", 10))
-    await stack.create(WORKLOAD_PRIORITY_CLASSES, _priority("high", 1000))
+    # Cluster-scoped: named for this test's stack.
+    low, high = f"low-{stack.suffix}", f"high-{stack.suffix}"
+    await stack.create(WORKLOAD_PRIORITY_CLASSES, _priority(low, 10))
+    await stack.create(WORKLOAD_PRIORITY_CLASSES, _priority(high, 1000))
     names = ["low-0", "low-1"]
     for name in names:
         await stack.create(
-            PODS, group_pod(name, "low", 2, cpu="2", seconds=6000, labels={PRIORITY_LABEL: "low"})
+            PODS, group_pod(name, "low", 2, cpu="2", seconds=6000, labels={PRIORITY_LABEL: low})
         )
 
     async def low_running() -> None:
         await stack.assert_running_on_the_flavor(await _pods(stack, names))
 
     await eventually(low_running, "the low-priority group running")
-    await stack.create(PODS, pod("urgent", cpu="3", seconds=180, labels={PRIORITY_LABEL: "high"}))
+    await stack.create(PODS, pod("urgent", cpu="3", seconds=180, labels={PRIORITY_LABEL: high}))
 
     async def evicted() -> None:
         workload = await get_workload(stack, "low")
@@ -132,7 +134,7 @@ async def test_a_group_is_preempted_as_a_whole(stack: Stack) -> None:
     replacements = ["low-2", "low-3"]
     for name in replacements:
         await stack.create(
-            PODS, group_pod(name, "low", 2, cpu="2", seconds=6000, labels={PRIORITY_LABEL: "low"})
+            PODS, group_pod(name, "low", 2, cpu="2", seconds=6000, labels={PRIORITY_LABEL: low})
         )
 
     async def replaced() -> None:

@@ -196,12 +196,14 @@ async def test_a_failed_pod_fails_its_workload(stack: Stack) -> None:
 
 async def test_a_preempted_pod_is_stopped_and_goes_with_its_workload(stack: Stack) -> None:
     """Upstream's SkipReassignmentForPodOwnedWorkloads: not requeued, the pod is gone."""
-    for name, value in (("low", 10), ("high", 1000)):
+    # Cluster-scoped: named for this test's stack.
+    low, high = f"low-{stack.suffix}", f"high-{stack.suffix}"
+    for name, value in ((low, 10), (high, 1000)):
         await stack.create(WORKLOAD_PRIORITY_CLASSES, wpc(name, value))
-    await stack.create(PODS, pod("victim", cpu="3", seconds=6000, labels={PRIORITY: "low"}))
+    await stack.create(PODS, pod("victim", cpu="3", seconds=6000, labels={PRIORITY: low}))
     victim = await eventually(lambda: stack.workload("Pod", "victim"), "the victim's Workload")
     await eventually(lambda: _running(stack, "victim"), "the victim running")
-    await stack.create(PODS, pod("winner", cpu="3", seconds=6000, labels={PRIORITY: "high"}))
+    await stack.create(PODS, pod("winner", cpu="3", seconds=6000, labels={PRIORITY: high}))
 
     # Marked TerminationTarget and deleted (the group test sees the condition: a lone pod may
     # be gone before anyone looks), with upstream's event.
