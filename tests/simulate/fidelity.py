@@ -12,15 +12,16 @@ import asyncio
 import re
 import time
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
 from kq.api.priority import PRIORITY_CLASS_LABEL
+from kq.api.topology import EXCLUSIVE_TOPOLOGY
 from kq.runtime.client import KubeClient
-from kq.runtime.resources import JOBS
+from kq.runtime.resources import JOBS, Resource
 from kq.scheduler.decisions import Admit, Victim
 from kq.simulate.engine import Engine, Listener
 from kq.simulate.run import prepare
@@ -30,6 +31,7 @@ from tests.harness import wait_until
 
 Obj = dict[str, Any]
 RUN_SECONDS = "kq.dev/run-seconds"
+JOBSETS = Resource("jobset.x-k8s.io", "v1alpha2", "jobsets", "JobSet", namespaced=True)
 _UID = re.compile(r"\(UID: ([^,)]+)")
 
 
@@ -75,40 +77,64 @@ def margin(decisions: Decisions, entries: Sequence[Obj]) -> float:
     return min((b - a for a, b in pairwise(instants)), default=0.0)
 
 
-def job(entry: Mapping[str, Any], speed: float) -> Obj:
-    """The Job a trace entry stands for (one pod set: ``count`` pods of ``requests``)."""
-    assert "priority" not in entry, "a Job takes a priority class, not a number"
+def _template(entry: Mapping[str, Any], pod_set: Mapping[str, Any], speed: float,
+              pod_classes: Collection[str]) -> Obj:  # fmt: skip
+    """A pod template of ``pod_set``'s requests that runs the entry's run time."""
+    requests = {k: str(v) for k, v in pod_set["requests"].items()}
+    container = {"name": "work", "image": "busybox", "resources": {"requests": requests}}
+    pod: Obj = {"containers": [container], "restartPolicy": "Never",
+                "tolerations": list(pod_set.get("tolerations") or ()),
+                "nodeSelector": dict(pod_set.get("nodeSelector") or {})}  # fmt: skip
+    if entry.get("priorityClass") in pod_classes:
+        pod["priorityClassName"] = entry["priorityClass"]
+    return {"metadata": {"annotations": {RUN_SECONDS: str(entry["runtime"] * speed)}},
+            "spec": pod}  # fmt: skip
+
+
+def _metadata(entry: Mapping[str, Any], pod_classes: Collection[str]) -> Obj:
+    assert "priority" not in entry, "a job takes a priority class, not a number"
     labels = {"kueue.x-k8s.io/queue-name": entry["queue"].split("/")[-1]}
-    if entry.get("priorityClass"):
+    if entry.get("priorityClass") and entry["priorityClass"] not in pod_classes:
         labels[PRIORITY_CLASS_LABEL] = entry["priorityClass"]
-    container = {
-        "name": "work",
-        "image": "busybox",
-        "resources": {"requests": {k: str(v) for k, v in entry["requests"].items()}},
-    }
-    pod: Obj = {
-        "containers": [container],
-        "restartPolicy": "Never",
-        "tolerations": list(entry.get("tolerations") or ()),
-    }
-    template = {
-        "metadata": {"annotations": {RUN_SECONDS: str(entry["runtime"] * speed)}},
-        "spec": pod,
-    }
+    return {"name": entry["name"], "namespace": entry["queue"].split("/")[0], "labels": labels}
+
+
+def job(entry: Mapping[str, Any], speed: float, pod_classes: Collection[str] = ()) -> Obj:
+    """The Job a trace entry stands for (one pod set: ``count`` pods of ``requests``)."""
     count = int(entry.get("count", 1))
-    return {"apiVersion": "batch/v1", "kind": "Job",
-            "metadata": {"name": entry["name"], "namespace": entry["queue"].split("/")[0],
-                         "labels": labels},
+    return {"apiVersion": "batch/v1", "kind": "Job", "metadata": _metadata(entry, pod_classes),
             "spec": {"suspend": True, "parallelism": count, "completions": count,
-                     "template": template}}  # fmt: skip
+                     "template": _template(entry, entry, speed, pod_classes)}}  # fmt: skip
 
 
-async def submit(kubeconfig: Path, entries: Sequence[Obj], speed: float, start: float) -> None:
-    """Create each entry's Job at ``start`` (monotonic) plus its arrival."""
+def jobset(entry: Mapping[str, Any], speed: float, pod_classes: Collection[str] = ()) -> Obj:
+    """The JobSet of a multislice entry: one child Job per slice of its one pod set, each
+    slice alone in its domain (``exclusiveTopology``), as kq's JobSet integration reads it."""
+    (pod_set,) = entry["podSets"]
+    size = int(pod_set["topologyRequest"]["podSetSliceSize"])
+    meta = _metadata(entry, pod_classes)
+    meta["annotations"] = {EXCLUSIVE_TOPOLOGY: entry["exclusiveTopology"]}
+    child = {"parallelism": size, "completions": size, "backoffLimit": 0,
+             "template": _template(entry, pod_set, speed, pod_classes)}  # fmt: skip
+    replicated = {"name": pod_set["name"], "replicas": int(pod_set["count"]) // size,
+                  "template": {"spec": child}}  # fmt: skip
+    return {"apiVersion": "jobset.x-k8s.io/v1alpha2", "kind": "JobSet", "metadata": meta,
+            "spec": {"suspend": True, "replicatedJobs": [replicated]}}  # fmt: skip
+
+
+async def submit(
+    kubeconfig: Path, entries: Sequence[Obj], speed: float, start: float,
+    pod_classes: Collection[str] = (),
+) -> None:  # fmt: skip
+    """Create each entry's Job (JobSet, when it asks for exclusive slices) at ``start``
+    (monotonic) plus its arrival."""
     async with await KubeClient.connect(kubeconfig) as client:
         for entry in sorted(entries, key=lambda e: e["arrival"]):
             await asyncio.sleep(max(0.0, start + entry["arrival"] - time.monotonic()))
-            await client.create(JOBS, job(entry, speed))
+            if entry.get("exclusiveTopology"):
+                await client.create(JOBSETS, jobset(entry, speed, pod_classes))
+            else:
+                await client.create(JOBS, job(entry, speed, pod_classes))
 
 
 def _key(obj: Obj) -> str:
@@ -149,13 +175,15 @@ def observed(watch: KubectlWatch, start: float) -> Decisions:
 
 
 def run_on_kq_dev(
-    kubeconfig: Path, watch: KubectlWatch, entries: Sequence[Obj], speed: float, within: float
-) -> Decisions:
-    """Submit the trace on time, wait until every workload finished, and read what happened."""
+    kubeconfig: Path, watch: KubectlWatch, entries: Sequence[Obj], speed: float, within: float,
+    pod_classes: Collection[str] = (),
+) -> Decisions:  # fmt: skip
+    """Submit the trace on time, wait until every workload finished, and read what happened;
+    ``pod_classes``: priority classes that are PriorityClasses (set on pods, not labels)."""
     # Arrivals fall a quarter second into a wall-clock second: Kueue's creationTimestamp has
     # whole seconds, and workloads one second apart must not share one through jitter.
     start = time.monotonic() + 1.25 - time.time() % 1.0
-    asyncio.run(submit(kubeconfig, entries, speed, start))
+    asyncio.run(submit(kubeconfig, entries, speed, start, pod_classes))
     names = {f"{e['queue'].split('/')[0]}/{e['name']}" for e in entries}
     wait_until(lambda: observed(watch, start).finished >= names, "every workload to finish",
                within=within)  # fmt: skip

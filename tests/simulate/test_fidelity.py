@@ -59,8 +59,10 @@ S4_TRACE = [
 
 
 def _compare(cluster: Cluster, tmp_path: Path, profile: str, setup: list[Path],
-             trace: list[Obj]) -> None:  # fmt: skip
-    simulation = simulated(setup, trace)
+             trace: list[Obj], *, nodes: Path | None = None,
+             pod_classes: tuple[str, ...] = ()) -> None:  # fmt: skip
+    """``nodes``: the simulator's picture of the profile's nodes (kq dev has them already)."""
+    simulation = simulated(setup + ([nodes] if nodes else []), trace)
     assert margin(simulation, trace) >= MARGIN_S, "the trace is too tight to compare exactly"
     assert simulation.preemptions, "the trace should exercise preemption"
     end = max(at for at, _ in simulation.admissions) + max(e["runtime"] for e in trace)
@@ -71,7 +73,7 @@ def _compare(cluster: Cluster, tmp_path: Path, profile: str, setup: list[Path],
         env = {**os.environ, "KUBECONFIG": str(kubeconfig),
                "KUBECACHEDIR": str(tmp_path / "kubectl-cache")}  # fmt: skip
         with kubectl_watch(env, "workloads", "-A") as watch:
-            live = run_on_kq_dev(kubeconfig, watch, trace, SPEED, within=end + 30)
+            live = run_on_kq_dev(kubeconfig, watch, trace, SPEED, end + 30, pod_classes)
     report = (f"simulation: {simulation.admissions}\nkq dev: "
               f"{[(round(t, 1), k) for t, k in live.admissions]}")  # fmt: skip
     assert order_differences(simulation, live) == [], report
@@ -132,3 +134,52 @@ def _perf_trace() -> list[Obj]:
 
 def test_scaled_kueue_perf_mix(cluster: Cluster, tmp_path: Path) -> None:
     _compare(cluster, tmp_path, "s4", [_perf_setup(tmp_path / "perf.yaml")], _perf_trace())
+
+
+# S1: GKE's multislice example on kq dev's three TPU v5e slices (2 hosts x 4 chips each), with
+# its "priority and preemption" ClusterQueue (24 chips) and low-priority PriorityClass (100).
+# The JobSets ask for one node pool per slice (exclusive-topology), which kq places on nodes.
+S1 = REPO / "examples" / "s1"
+S1_NODES = {
+    "apiVersion": "simulate.kq.dev/v1alpha1", "kind": "NodePool", "metadata": {"name": "v5e"},
+    "spec": {"slices": 3, "nodes": 2,
+             "labels": {"cloud.google.com/gke-tpu-accelerator": "tpu-v5-lite-podslice",
+                        "cloud.google.com/gke-tpu-topology": "2x4"},
+             "allocatable": {"cpu": "111820m", "memory": "180Gi", "google.com/tpu": 4}},
+}  # fmt: skip
+
+
+def _multislice(name: str, at: float, slices: int, runtime: float, cls: str = "") -> Obj:
+    pool = "cloud.google.com/gke-nodepool"
+    pod_set = {
+        "name": "slice",
+        "count": 2 * slices,
+        "requests": {"google.com/tpu": 4},
+        "nodeSelector": dict(S1_NODES["spec"]["labels"]),  # type: ignore[index]
+        "topologyRequest": {"podSetSliceRequiredTopology": pool, "podSetSliceSize": 2},
+    }
+    entry = {
+        "name": name,
+        "arrival": at,
+        "queue": "default/multislice-queue",
+        "runtime": runtime,
+        "exclusiveTopology": pool,
+        "podSets": [pod_set],
+    }
+    return {**entry, "priorityClass": cls} if cls else entry  # fmt: skip
+
+
+S1_TRACE = [
+    _multislice("three", 0, 3, 15),  # all 24 chips
+    _multislice("one", 2, 1, 6),  # waits: same priority, nothing to preempt
+    _multislice("low-two", 5, 2, 8, "low-priority"),  # 100 > 0: preempts "three"
+    _multislice("two", 17, 2, 6),
+]
+
+
+def test_s1_multislice_jobsets_with_priority(cluster: Cluster, tmp_path: Path) -> None:
+    nodes = tmp_path / "nodes.yaml"
+    nodes.write_text(yaml.safe_dump(S1_NODES))
+    setup = [S1 / "kueue-preemption-corrected.yaml", S1 / "priority-class.yaml"]
+    _compare(cluster, tmp_path, "s1", setup, S1_TRACE, nodes=nodes,
+             pod_classes=("low-priority",))  # fmt: skip
