@@ -30,7 +30,7 @@ from kq.config import AdmissionFairSharing as AdmissionFairSharingConfig
 from kq.config import KqConfig
 from kq.hookspecs import Register, hookimpl
 from kq.observability.metrics import REGISTRY as METRICS_REGISTRY
-from kq.plugins.controllers import ControllerContext, PluginController
+from kq.plugins.controllers import ControllerContext, PluginController, Step
 from kq.queue.order import QueueOrder
 from kq.queue.requeue import RequeueReason
 from kq.queue.strategy import QueueingStrategy
@@ -106,6 +106,7 @@ __all__ = [
     "RequeueReason",
     "Resource",
     "Snapshot",
+    "Step",
     "Store",
     "Target",
     "TopologyAssignment",

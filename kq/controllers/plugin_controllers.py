@@ -8,6 +8,7 @@ back-off, so a plugin's bug cannot stop kq's own controllers.
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Callable, Coroutine
 from typing import Any
 
@@ -51,6 +52,9 @@ class _Context:
 
     def on_change(self, resource: Resource, callback: Callable[[], None]) -> None:
         self.informers[resource].add_handler(lambda _change: callback())
+
+    def now(self) -> float:
+        return time.time()
 
     def retry_vetoed(self) -> None:
         self._retry()

@@ -34,6 +34,10 @@ class ControllerContext(Protocol):
         """Call ``callback`` (synchronous, cheap) after every change of a kind in ``WATCHES``."""
         ...
 
+    def now(self) -> float:
+        """The clock: wall time in ``kq run`` and ``kq dev``, virtual time in ``kq simulate``."""
+        ...
+
     def retry_vetoed(self) -> None:
         """What a ``kq_workload_admissible`` veto kept waiting is tried again in the next cycle:
         call it when the plugin's reasons to veto may have gone (a limit raised, time passed)."""
@@ -50,3 +54,14 @@ class PluginController(Protocol):
     async def run(self, ctx: ControllerContext) -> None:
         """Until cancelled; an exception is logged and the controller is started again."""
         ...
+
+
+Step = Callable[[float], float | None]
+"""``step(now)``: called after each instant of a simulation; returns when to be called next
+(``None``: at the next arrival or finish), e.g. when a window moves."""
+SIMULATED = "simulate"
+"""Optional method ``simulate(ctx) -> Step``: ``kq simulate`` calls it once, instead of ``run``,
+if it can show the controller every kind in ``WATCHES`` (Budgets, ClusterQueues, Cohorts,
+Workloads). ``ctx.store`` then holds the setup's objects and the trace's Workloads with their
+conditions at virtual times; ``on_change`` callbacks fire as they change; ``ctx.client`` raises:
+a simulation writes nothing. The controller must react synchronously."""

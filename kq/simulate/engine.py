@@ -13,14 +13,14 @@ from __future__ import annotations
 
 import heapq
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from kq.scheduler.cycle import CycleResult
 from kq.scheduler.decisions import Admit, Preempt, Victim
 from kq.scheduler.scheduler import Scheduler
 from kq.simulate.trace import Arrival
 
-ARRIVE, FINISH = 0, 1
+ARRIVE, FINISH, WAKE = 0, 1, 2
 MAX_CYCLES_PER_INSTANT = 100_000
 """A safety net: a core that kept deciding at one instant would otherwise never let time move."""
 
@@ -57,6 +57,7 @@ class Engine:
         self._events: list[tuple[float, int, int, str, int]] = []
         self._sequence = 0
         self._admissions: dict[str, int] = {}
+        self._wakes: dict[int, Callable[[float], None]] = {}
         self.arrived: set[str] = set()
         self.running: set[str] = set()
         self.done: set[str] = set()
@@ -67,6 +68,12 @@ class Engine:
     def _push(self, at: float, kind: int, key: str, admission: int) -> None:
         self._sequence += 1
         heapq.heappush(self._events, (at, kind, self._sequence, key, admission))
+
+    def wake_at(self, at: float, callback: Callable[[float], None]) -> None:
+        """An instant at ``at`` even if nothing arrives or finishes then (a plugin waiting for
+        time to pass); ``callback(at)`` runs before that instant's cycles."""
+        self._push(at, WAKE, "", 0)
+        self._wakes[self._sequence] = callback
 
     def run(self, until: float | None = None) -> float:
         """Until no event is left (or the next is after ``until``); workloads that never fit
@@ -83,8 +90,10 @@ class Engine:
     def _apply_due(self, now: float) -> None:
         queues, scheduler = self.scheduler.queues, self.scheduler
         while self._events and self._events[0][0] <= now:
-            _, kind, _, key, admission = heapq.heappop(self._events)
-            if kind == ARRIVE:
+            _, kind, sequence, key, admission = heapq.heappop(self._events)
+            if kind == WAKE:
+                self._wakes.pop(sequence)(now)
+            elif kind == ARRIVE:
                 arrival = self.arrivals[key]
                 self.arrived.add(key)
                 self.listener.arrived(arrival, now, queues.add_workload(arrival.workload))

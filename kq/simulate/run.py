@@ -10,6 +10,7 @@ from typing import Any
 
 from kq.simulate.engine import Engine
 from kq.simulate.model import Core, Model, build_core, parse_model
+from kq.simulate.plugin_controllers import PluginControllers, budgets_of
 from kq.simulate.record import Progress, Recorder
 from kq.simulate.setup import Setup
 from kq.simulate.trace import Arrival, load_trace
@@ -37,20 +38,24 @@ class Prepared:
     model: Model
     core: Core
     arrivals: list[Arrival]
+    setup: Setup | None = None
 
 
 def prepare(label: str, setup: Setup, trace: Path | Sequence[Mapping[str, Any]]) -> Prepared:
     """Parse and check everything first: bad input stops before any simulation."""
     model = parse_model(setup)
+    budgets_of(setup)  # checked as kq's webhook would, before anything is simulated
     core = build_core(setup, model)
-    return Prepared(label, model, core, load_trace(trace, model))
+    return Prepared(label, model, core, load_trace(trace, model), setup)
 
 
 def simulate(
     prepared: Prepared, progress: Progress | None = None, until: float | None = None
 ) -> Run:
     recorder = Recorder(prepared.core, prepared.arrivals, progress)
-    engine = Engine(prepared.core.scheduler, prepared.arrivals, recorder)
+    listener = PluginControllers(prepared.setup or Setup(), prepared.model, prepared.core, recorder)
+    engine = Engine(prepared.core.scheduler, prepared.arrivals, listener)
+    listener.bind(engine)
     started = time.perf_counter()
     end = engine.run(until)
     wall = time.perf_counter() - started

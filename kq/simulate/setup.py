@@ -27,6 +27,7 @@ OTHER_KINDS = {
     "Namespace": "v1",
     "Node": "v1",
     "NodePool": "simulate.kq.dev/",
+    "Budget": "kq.dev/",
 }
 TOPOLOGY_V1ALPHA1 = "kueue.x-k8s.io/v1alpha1"
 """Kueue served Topology in v1alpha1 before v1beta1; the two have the same fields."""

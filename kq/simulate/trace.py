@@ -2,7 +2,8 @@
 
 YAML: a list (or ``workloads:``) of entries. CSV: one pod set per row, columns ``name``,
 ``arrival``, ``queue``, ``runtime``, ``priority`` or ``priorityClass``, ``count``,
-``requests`` (``cpu=2;memory=4Gi``) and optionally ``namespace`` and ``podSet``; rows
+``requests`` (``cpu=2;memory=4Gi``) and optionally ``namespace``, ``podSet`` and
+``maxExecutionSeconds``; rows
 sharing a name add pod sets to one workload. Times are seconds or Go durations (``1m30s``).
 """
 
@@ -27,7 +28,7 @@ from kq.simulate.source import InputError, Located, load_documents, read_text
 ENTRY_KEYS = frozenset(
     {"name", "arrival", "namespace", "queue", "runtime", "priority", "priorityClass"}
     | {"podSets", "count", "requests", "tolerations", "nodeSelector", "minCount"}
-    | {"topologyRequest", "exclusiveTopology"}
+    | {"topologyRequest", "exclusiveTopology", "maxExecutionSeconds"}
 )
 POD_SET_KEYS = frozenset(
     {"name", "count", "requests", "tolerations", "nodeSelector", "minCount", "topologyRequest"}
@@ -42,6 +43,8 @@ class Arrival:
     at: float
     workload: Workload
     runtime: float
+    max_execution: int | None = None
+    """``spec.maximumExecutionTimeSeconds``: kq stops it then, and budgets count on it."""
 
 
 class _Place:
@@ -278,5 +281,17 @@ def _arrival(place: _Place, entry: Mapping[str, Any], index: int, model: Model) 
     parsed = parse_workload(obj)
     if isinstance(parsed, Invalid):
         raise place.error("podSets", parsed.message)
+    limit = _max_execution(place, entry)
+    if limit is not None:
+        runtime = min(runtime, limit)  # kq deactivates it at its maximum execution time
     # The creation time is the arrival: the queues order FIFO by it.
-    return Arrival(at, dataclasses.replace(parsed, creation_time=at), runtime)
+    return Arrival(at, dataclasses.replace(parsed, creation_time=at), runtime, limit)
+
+
+def _max_execution(place: _Place, entry: Mapping[str, Any]) -> int | None:
+    if entry.get("maxExecutionSeconds") is None:
+        return None
+    seconds = _seconds(place, "maxExecutionSeconds", entry["maxExecutionSeconds"])
+    if seconds < 1 or seconds != int(seconds):
+        raise place.error("maxExecutionSeconds", "must be a whole number of seconds >= 1")
+    return int(seconds)

@@ -60,6 +60,13 @@ class Book:
         from the next cycle on, not from the controller's next tick)."""
         self.refresh: Callable[[], None] = lambda: None
 
+    def reset(self) -> None:
+        """Forget every ledger and grant (a new simulation in the same process)."""
+        self.ledgers.clear()
+        self._granted.clear()
+        self._tentative.clear()
+        self.vetoed = self.stale = False
+
     # -- scope --------------------------------------------------------------------------
 
     def cohorts_of(self, cohort: str | None) -> list[str]:
@@ -108,14 +115,14 @@ class Book:
             if not any(usage.get(r) for r in budget.limits):
                 continue
             seconds = self.seconds_left(info.key)
-            if seconds is None:
-                self.vetoed = True
+            if seconds is None:  # only a change of the workload can help: no retry
                 return NO_BOUND.format(name=budget.name)
             wanted[budget.name] = need(usage, seconds)
             current = ledger.account(now, self._pending(budget.name, info.key))
             short = shortfall(budget.limits, current, wanted[budget.name])
             if short is not None:
-                self.vetoed = True
+                # Worth trying again as time passes only if it fits an empty window.
+                self.vetoed |= shortfall(budget.limits, Account(), wanted[budget.name]) is None
                 return exhausted_message(budget, *short)
         self._tentative[info.key] = wanted
         return None

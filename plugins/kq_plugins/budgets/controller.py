@@ -24,6 +24,7 @@ from kq.plugin import (
     BudgetError,
     ControllerContext,
     Resource,
+    Step,
     parse_budget,
 )
 from kq_plugins.budgets import metrics
@@ -50,27 +51,49 @@ class BudgetController:
         if self.book is not None:
             self.book.expected = True
 
-    async def run(self, ctx: ControllerContext) -> None:
+    def _attach(self, ctx: ControllerContext) -> Book:
+        """Point the book at the caches and the clock ``ctx`` gives."""
         book = self.book
         assert book is not None
-        wake = asyncio.Event()
-        for resource in self.WATCHES:
-            ctx.on_change(resource, wake.set)
         workloads = ctx.store(WORKLOADS)
-
-        def budget_changed() -> None:
-            book.stale = True
-
-        ctx.on_change(BUDGETS, budget_changed)
-        book.refresh = lambda: sync(
-            book, ctx.store(BUDGETS).values(), workloads.values(), ctx, book.clock()
-        )
 
         def seconds_left(key: str) -> float | None:
             obj = workloads.get(key)
             return None if obj is None else limit_left(obj)
 
+        def budget_changed() -> None:
+            book.stale = True
+
+        book.clock = ctx.now
         book.seconds_left = seconds_left
+        ctx.on_change(BUDGETS, budget_changed)
+        book.refresh = lambda: sync(
+            book, ctx.store(BUDGETS).values(), workloads.values(), ctx, book.clock()
+        )
+        return book
+
+    def simulate(self, ctx: ControllerContext) -> Step:
+        """``kq simulate``: the veto syncs on every change; time is the virtual clock."""
+        book = self._attach(ctx)
+        book.reset()
+        ctx.on_change(WORKLOADS, lambda: setattr(book, "stale", True))
+        book.refresh()
+        book.ready = True
+
+        def step(now: float) -> float | None:
+            if not book.vetoed:
+                return None
+            book.vetoed = False
+            ctx.retry_vetoed()
+            return now + tick_seconds(book)
+
+        return step
+
+    async def run(self, ctx: ControllerContext) -> None:
+        book = self._attach(ctx)
+        wake = asyncio.Event()
+        for resource in self.WATCHES:
+            ctx.on_change(resource, wake.set)
         written: dict[str, Any] = {}
         while True:
             now = book.clock()
