@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import tempfile
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from kq.scheduler.cycle import CycleResult
 from kq.scheduler.decisions import Admit
 from kq.simulate.engine import Engine, Listener
 from kq.simulate.run import prepare
@@ -129,3 +133,56 @@ def test_bad_topology_input_is_refused(
     setup = write_setup(tmp_path / "setup.yaml", *objects, _queue(8), local_queue("cq"))
     with pytest.raises(InputError, match=expected):
         prepare("t", load_setup([setup]), _trace(tmp_path))
+
+
+class _NodeCheck(Listener):
+    """After every cycle: no node holds more than it has, and no node pool holds pods of two
+    workloads (every slice here is exclusive)."""
+
+    def __init__(self, prepared: Any) -> None:
+        self.cache = prepared.core.cache
+        self.nodes = prepared.model.nodes
+        self.checked = 0
+
+    def cycled(self, result: CycleResult, now: float, seconds: float) -> None:
+        owners: dict[str, set[str]] = {}
+        for node, holders in self.cache.placements.by_node.items():
+            used: dict[str, int] = {}
+            for key, usage in holders.items():
+                for resource, amount in usage.items():
+                    used[resource] = used.get(resource, 0) + amount
+                owners.setdefault(self.nodes[node].labels[POOL_LABEL], set()).add(key)
+            for resource, amount in used.items():
+                assert amount <= self.nodes[node].allocatable.get(resource, 0), (node, used)
+        assert all(len(keys) == 1 for keys in owners.values()), owners
+        self.checked += 1
+
+
+@given(
+    jobs=st.lists(
+        st.tuples(st.integers(0, 300), st.integers(1, 3), st.integers(1, 200)),
+        min_size=1,
+        max_size=12,
+    ),
+    slices=st.integers(1, 4),
+)
+@settings(max_examples=40, deadline=None)
+def test_nodes_are_never_overcommitted(jobs: list[tuple[int, int, int]], slices: int) -> None:
+    """Whatever arrives, placements stay within each node and each slice alone in its pool;
+    jobs wider than the pool never run, the others all finish."""
+    pool = {**POOL, "spec": {**POOL["spec"], "slices": slices}}  # type: ignore[dict-item]
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp)
+        setup = write_setup(work / "setup.yaml", TOPOLOGY, pool, _flavor("tpu"), _queue(96),
+                            local_queue("cq"))  # fmt: skip
+        entries = [
+            {**_slices(f"j{i}", at, n), "runtime": runtime, "exclusiveTopology": POOL_LABEL}
+            for i, (at, n, runtime) in enumerate(jobs)
+        ]
+        prepared = prepare("t", load_setup([setup]), write_trace(work / "trace.yaml", entries))
+    check = _NodeCheck(prepared)
+    engine = Engine(prepared.core.scheduler, prepared.arrivals, check)
+    engine.run()
+    assert check.checked > 0
+    wide = {f"default/j{i}" for i, (_, n, _) in enumerate(jobs) if n > slices}
+    assert set(engine.pending()) == wide
