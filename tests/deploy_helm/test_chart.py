@@ -94,6 +94,7 @@ def test_the_default_configuration_is_one_kq_accepts(helm: Helm) -> None:
         "ray.io/rayjob",
         "kubeflow.org/mpijob",
         "pod",
+        "deployment",
     )
 
 

@@ -89,6 +89,8 @@ USED = (
     Use("jobset.x-k8s.io", "jobsets", ("list", "patch", "watch")),
     Use("ray.io", "rayjobs", ("list", "patch", "watch")),
     Use("kubeflow.org", "mpijobs", ("list", "patch", "watch")),
+    # Serving owners: only watched; their pods are the jobs (plugins/kq_plugins/jobs/serving.py).
+    Use("apps", "deployments", INFORMED),
     # The budgets plugin reads Budgets and writes each one's ledger into its status
     # (plugins/kq_plugins/budgets/controller.py).
     Use("kq.dev", "budgets", ("list", "watch")),
@@ -201,7 +203,7 @@ def test_every_enabled_job_framework_is_accounted_for() -> None:
     [configmap] = documents(DEPLOY / "config.yaml")
     config = parse_config(yaml.safe_load(configmap["data"]["config.yaml"]))
     assert config.namespace == NAMESPACE
-    plurals = {("batch", "Job"): "jobs", ("", "Pod"): "pods"}
+    plurals = {("batch", "Job"): "jobs", ("", "Pod"): "pods", ("apps", "Deployment"): "deployments"}
     for path in (DEPLOY / "crds").glob("*.yaml"):
         for crd in documents(path):
             plurals[(crd["spec"]["group"], crd["spec"]["names"]["kind"])] = crd["spec"]["names"][
@@ -218,7 +220,10 @@ def test_every_enabled_job_framework_is_accounted_for() -> None:
     for framework in config.frameworks:
         gvk = integrations[framework].GVK
         plural = plurals[(gvk.group, gvk.kind)]
-        assert {"list", "watch", "patch"} <= {
+        # A serving owner is never written: the pod framework it enables patches its pods.
+        owner = bool(getattr(integrations[framework], "IMPLICITLY_ENABLES", ()))
+        needed = {"list", "watch"} if owner else {"list", "watch", "patch"}
+        assert needed <= {
             verb for u in USED if (u.group, u.resource) == (gvk.group, plural) for verb in u.verbs
         }, framework
         assert (gvk.group, gvk.version, plural) in webhook_rules, framework

@@ -56,9 +56,13 @@ control-plane: controller-manager
 {{- if not $kind.resource }}
 {{- fail (printf "integrations.kinds has no apiGroup/apiVersion/resource for %q" $framework) }}
 {{- end }}
+{{- $ops := $operations }}
+{{- if $kind.mutateOnUpdate }}
+{{- $ops = list "CREATE" "UPDATE" }}
+{{- end }}
 - apiGroups: [{{ $kind.apiGroup | quote }}]
   apiVersions: [{{ $kind.apiVersion | quote }}]
-  operations: {{ toJson $operations }}
+  operations: {{ toJson $ops }}
   resources: [{{ $kind.resource | quote }}]
 {{- end }}
 {{- end -}}
