@@ -55,7 +55,7 @@ class _Candidate:
         condition = find(self.workload.obj.conditions, EVICTED)
         return condition is not None and condition.is_true
 
-    def order_key(self) -> tuple[bool, bool, int, float, str]:
+    def order_key(self) -> tuple[bool, bool, float, int, float, str]:
         return candidate_order(self.workload, self.variant is Variant.WITHIN_CLUSTER_QUEUE)
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from kq.plugin import EVICTED, QUOTA_RESERVED, FlavorResource, WorkloadInfo
 from kq.plugin import find_condition as find
+from kq_plugins.admission_fair_sharing import LEDGER
 
 _NOW = float("inf")  # no QuotaReserved time counts as "now", i.e. the most recent
 
@@ -21,14 +22,18 @@ def satisfies(policy: str, preemptor: WorkloadInfo, candidate: WorkloadInfo) -> 
     return False
 
 
-def candidate_order(info: WorkloadInfo, same_queue: bool) -> tuple[bool, bool, int, float, str]:
-    """Evicted first, other queues first, lower priority, newest reservation, UID."""
+def candidate_order(
+    info: WorkloadInfo, same_queue: bool
+) -> tuple[bool, bool, float, int, float, str]:
+    """Evicted first, other queues first, within the preemptor's queue the LocalQueue that used
+    more first (admission fair sharing), lower priority, newest reservation, UID."""
     evicted = find(info.obj.conditions, EVICTED)
     reserved = find(info.obj.conditions, QUOTA_RESERVED)
     reserved_at = reserved.last_transition_time if reserved is not None else None
     return (
         not (evicted is not None and evicted.is_true),
         same_queue,
+        -LEDGER.preemption_usage(info) if same_queue else 0.0,
         info.priority,
         -(reserved_at if reserved_at is not None else _NOW),
         info.obj.uid or info.key,

@@ -15,11 +15,12 @@ from hypothesis import strategies as st
 from kq.api.clusterqueue import parse_cluster_queue
 from kq.config import AdmissionFairSharing, ConfigError, parse_config
 from kq.queue.requeue import RequeueReason
-from kq.scheduler.decisions import Admit
+from kq.scheduler.decisions import Admit, Preempt
 from kq.simulate.run import prepare
 from kq.simulate.setup import load_setup
 from kq.simulate.source import InputError
 from kq.webhooks.kueue import ADMISSION_SCOPE_WARNING, kueue_validator
+from kq_plugins.admission_fair_sharing import LEDGER
 from kq_plugins.admission_fair_sharing.ledger import Ledger
 from kq_plugins.admission_fair_sharing.usage import (
     alpha,
@@ -306,3 +307,32 @@ def test_an_admission_scope_warns_on_apply_while_admission_fair_sharing_is_off()
     on = kueue_validator(None, admission_fair_sharing=True)(review)["response"]
     assert on["allowed"]
     assert ADMISSION_SCOPE_WARNING not in on.get("warnings", [])
+
+
+@pytest.mark.parametrize(("fair", "victim"), [(True, "default/a-old"), (False, "default/b-new")])
+def test_within_the_queue_the_local_queue_that_used_more_is_preempted_first(
+    fair: bool, victim: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Kueue's CandidatesOrdering under admission fair sharing: a's workload goes though b's
+    is newer (without it, the newest reservation goes first). The built-in preemption reads the
+    plugin's ledger."""
+    fresh = ledger_with({"default/lqA": {"cpu": 10}, "default/lqB": {"cpu": 1}})
+    for name in ("config", "entries", "weights", "queued", "fair_queues"):
+        monkeypatch.setattr(LEDGER, name, getattr(fresh, name))
+    policy = {"withinClusterQueue": "LowerPriority"}
+    world = World()
+    world.flavor("f")
+    cq = world.cluster_queue("cq", [{"f": {"cpu": 2}}], preemption=policy, **(AFS if fair else {}))
+    world.queues.set_cluster_queue("cq", cq.queueing_strategy, LEDGER.order(cq))
+    world.local_queue("default", "lqA", "cq")
+    world.local_queue("default", "lqB", "cq")
+    world.submit("a-old", "lqA", {"cpu": 1})
+    world.run(1)
+    world.submit("b-new", "lqB", {"cpu": 1})
+    world.run(1)
+    assert world.admitted() == {"default/a-old", "default/b-new"}
+    key = world.submit("urgent", "lqB", {"cpu": 1}, priority=10)
+    [result] = world.run(1)
+    decision = result.by_key[key]
+    assert isinstance(decision, Preempt)
+    assert [v.key for v in decision.victims] == [victim]

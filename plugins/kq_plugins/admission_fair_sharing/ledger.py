@@ -54,6 +54,8 @@ class Ledger:
     weights: dict[str, float] = field(default_factory=dict)
     queued: dict[str, str] = field(default_factory=dict)
     """Workload key → LocalQueue key, for the workloads of ClusterQueues that use it."""
+    fair_queues: set[str] = field(default_factory=set)
+    """The ClusterQueues whose admission scope asks for it."""
     revision: int = 0
     expected: bool = False
     """A controller will read the LocalQueues' statuses (``kq run``, ``kq dev``)."""
@@ -62,8 +64,17 @@ class Ledger:
 
     def order(self, cq: ClusterQueue) -> QueueOrder | None:
         if self.config is None or cq.admission_mode != USAGE_BASED_ADMISSION_FAIR_SHARING:
+            self.fair_queues.discard(cq.name)
             return None
+        self.fair_queues.add(cq.name)
         return _Order(self)
+
+    def preemption_usage(self, info: WorkloadInfo) -> float:
+        """An admitted workload's LocalQueue usage if its ClusterQueue uses admission fair
+        sharing (0 otherwise): Kueue preempts from the LocalQueue that used more first."""
+        if self.config is None or info.cluster_queue not in self.fair_queues:
+            return 0.0
+        return self.usage_of(f"{info.obj.namespace}/{info.obj.queue_name}")
 
     def usage_of(self, lq: str) -> float:
         assert self.config is not None
