@@ -19,17 +19,14 @@ HELM_VERSION=v4.3.1
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 GOBUILD="$HERE/gobuild/helm"
+LABEL=helm
+GO_WANTED="go >= 1.26"
 CACHE_ROOT="${KQ_CACHE_DIR:-$HOME/.cache/kq}/helm/$HELM_VERSION"
 BIN_DIR="$CACHE_ROOT/bin"
-STAMP="$BIN_DIR/.stamp"
-
-mode=build
-case "${1:-}" in
-  "") ;;
-  --check) mode=check ;;
-  --force) mode=force ;;
-  *) echo "usage: $0 [--check|--force]" >&2; exit 2 ;;
-esac
+BINARIES=(helm)
+RESULT="$BIN_DIR/helm"
+# shellcheck source=../gobuild.sh
+source "$HERE/../gobuild.sh"
 
 # What the cached binary must have been built from: the pin and our module files.
 wanted_stamp() {
@@ -37,36 +34,7 @@ wanted_stamp() {
   (cd "$GOBUILD" && sha256sum go.mod go.sum)
 }
 
-up_to_date() {
-  [[ -x "$BIN_DIR/helm" && -f "$STAMP" ]] && [[ "$(cat "$STAMP")" == "$(wanted_stamp)" ]]
-}
-
-if [[ "$mode" == check ]]; then
-  if up_to_date; then echo "$BIN_DIR/helm"; exit 0; fi
-  exit 1
-fi
-
-mkdir -p "$CACHE_ROOT"
-# One build at a time (parallel test sessions may all call us).
-exec 9>"$CACHE_ROOT/.lock"
-flock 9
-
-if [[ "$mode" == build ]] && up_to_date; then
-  echo "helm: $HELM_VERSION is up to date" >&2
-  echo "$BIN_DIR/helm"
-  exit 0
-fi
-
-if ! command -v go >/dev/null 2>&1 && [[ -x /usr/local/go/bin/go ]]; then
-  PATH="/usr/local/go/bin:$PATH"
-fi
-command -v go >/dev/null 2>&1 || { echo "helm: the Go toolchain (go >= 1.26) is required" >&2; exit 1; }
-export GOTOOLCHAIN=local CGO_ENABLED=0 GOFLAGS="-mod=readonly -buildvcs=false"
-
-STAGE="$(mktemp -d "$CACHE_ROOT/.build.XXXXXX")"
-trap 'rm -rf "$STAGE"' EXIT
-chmod 755 "$STAGE"
-started=$SECONDS
+gobuild_start "$@"
 
 # The version variables helm's own Makefile sets (its git commit is not in the module proxy).
 echo "helm: building helm $HELM_VERSION with $(go version)" >&2
@@ -79,9 +47,4 @@ echo "helm: building helm $HELM_VERSION with $(go version)" >&2
 "$STAGE/helm" version --template '{{.Version}}' | grep -qx "$HELM_VERSION" ||
   { echo "helm: built binary reports $("$STAGE/helm" version)" >&2; exit 1; }
 
-wanted_stamp >"$STAGE/.stamp"
-rm -rf "$BIN_DIR"
-mv "$STAGE" "$BIN_DIR"
-trap - EXIT
-echo "helm: built in $((SECONDS - started))s into $BIN_DIR" >&2
-echo "$BIN_DIR/helm"
+gobuild_publish

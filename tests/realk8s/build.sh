@@ -25,17 +25,14 @@ ETCD_GIT_SHA=e72f3c2a                                   # tag server/v3.5.24 of 
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 GOBUILD="$HERE/gobuild"
+LABEL=realk8s
+GO_WANTED="go >= 1.24"
 CACHE_ROOT="${KQ_CACHE_DIR:-$HOME/.cache/kq}/realk8s/$K8S_VERSION"
 BIN_DIR="$CACHE_ROOT/bin"
-STAMP="$BIN_DIR/.stamp"
-
-mode=build
-case "${1:-}" in
-  "") ;;
-  --check) mode=check ;;
-  --force) mode=force ;;
-  *) echo "usage: $0 [--check|--force]" >&2; exit 2 ;;
-esac
+BINARIES=(kube-apiserver etcd)
+RESULT="$BIN_DIR"
+# shellcheck source=../gobuild.sh
+source "$HERE/../gobuild.sh"
 
 # What the cached binaries must have been built from: the pins and our module files.
 wanted_stamp() {
@@ -44,37 +41,7 @@ wanted_stamp() {
   (cd "$GOBUILD" && sha256sum kube-apiserver/go.mod kube-apiserver/go.sum etcd/go.mod etcd/go.sum)
 }
 
-up_to_date() {
-  [[ -x "$BIN_DIR/kube-apiserver" && -x "$BIN_DIR/etcd" && -f "$STAMP" ]] &&
-    [[ "$(cat "$STAMP")" == "$(wanted_stamp)" ]]
-}
-
-if [[ "$mode" == check ]]; then
-  if up_to_date; then echo "$BIN_DIR"; exit 0; fi
-  exit 1
-fi
-
-mkdir -p "$CACHE_ROOT"
-# One build at a time (parallel test sessions may all call us).
-exec 9>"$CACHE_ROOT/.lock"
-flock 9
-
-if [[ "$mode" == build ]] && up_to_date; then
-  echo "realk8s: kube-apiserver $K8S_VERSION and etcd $ETCD_VERSION are up to date" >&2
-  echo "$BIN_DIR"
-  exit 0
-fi
-
-if ! command -v go >/dev/null 2>&1 && [[ -x /usr/local/go/bin/go ]]; then
-  PATH="/usr/local/go/bin:$PATH"
-fi
-command -v go >/dev/null 2>&1 || { echo "realk8s: the Go toolchain (go >= 1.24) is required" >&2; exit 1; }
-export GOTOOLCHAIN=local CGO_ENABLED=0 GOFLAGS="-mod=readonly -buildvcs=false"
-
-STAGE="$(mktemp -d "$CACHE_ROOT/.build.XXXXXX")"
-trap 'rm -rf "$STAGE"' EXIT
-chmod 755 "$STAGE"
-started=$SECONDS
+gobuild_start "$@"
 
 # The version variables hack/lib/version.sh sets; kubectl reads major/minor from /version.
 k8s_minor="${K8S_VERSION#v1.}"
@@ -105,9 +72,4 @@ echo "realk8s: building etcd $ETCD_VERSION" >&2
 "$STAGE/etcd" --version | grep -q "etcd Version: ${ETCD_VERSION#v}" ||
   { echo "realk8s: etcd reports $("$STAGE/etcd" --version)" >&2; exit 1; }
 
-wanted_stamp >"$STAGE/.stamp"
-rm -rf "$BIN_DIR"
-mv "$STAGE" "$BIN_DIR"
-trap - EXIT
-echo "realk8s: built in $((SECONDS - started))s into $BIN_DIR" >&2
-echo "$BIN_DIR"
+gobuild_publish
