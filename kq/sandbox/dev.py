@@ -201,6 +201,8 @@ async def _sandbox_origin(client: KubeClient) -> datetime:
 
 
 SANDBOX_FRAMEWORKS = ("batch/job", "jobset.x-k8s.io/jobset", "ray.io/rayjob", "kubeflow.org/mpijob")
+DEV_FRAMEWORKS = (*SANDBOX_FRAMEWORKS, "deployment")
+"""What ``kq dev`` runs: the stories' job kinds and Deployments (examples/serving)."""
 
 
 def _controller_config(webhook_port: int, cert_dir: Path, visibility_port: int = 0) -> KqConfig:
@@ -208,7 +210,7 @@ def _controller_config(webhook_port: int, cert_dir: Path, visibility_port: int =
     webhooks and the visibility API on loopback ports, and probes and metrics on free local
     ports."""
     return KqConfig(
-        frameworks=SANDBOX_FRAMEWORKS,
+        frameworks=DEV_FRAMEWORKS,
         webhook=Webhook(port=webhook_port, cert_dir=str(cert_dir), host="127.0.0.1"),
         visibility_server=VisibilityServer("127.0.0.1", visibility_port),
         metrics_bind_address="127.0.0.1:0",

@@ -72,12 +72,13 @@ def _pod_webhook(name: str, url: str, operations: list[str]) -> dict[str, Any]:
 
 
 def webhook_configurations(
-    port: int, *, pods: bool = False, serving: bool = False
+    port: int, *, pods: bool = False, serving: bool = True
 ) -> list[tuple[Resource, dict[str, Any]]]:
     """The mutating and validating configurations, named as ``kq run`` publishes its CA.
 
     ``pods``: also route pods through kq, for the ``pod`` framework (every pod creation then
-    waits on kq, so only when that framework runs). ``serving``: also Deployments.
+    waits on kq, so only when that framework runs). ``serving``: also Deployments, and (without
+    ``pods``) the pods their webhook labelled ``kueue.x-k8s.io/managed`` only.
     """
     base = f"https://127.0.0.1:{port}"
     mutating_hooks = [
@@ -109,6 +110,10 @@ def webhook_configurations(
         validating_hooks.append(
             _webhook("vservingjobs.kueue.x-k8s.io", base + VALIDATE_JOBS, both, SERVING_RESOURCES)
         )
+    if serving and not pods:
+        hook = _pod_webhook("mservingpod.kueue.x-k8s.io", base + MUTATE_JOBS, ["CREATE"])
+        hook["objectSelector"] = {"matchLabels": {"kueue.x-k8s.io/managed": "true"}}
+        mutating_hooks.append(hook)
     mutating = {
         "apiVersion": "admissionregistration.k8s.io/v1",
         "kind": "MutatingWebhookConfiguration",
