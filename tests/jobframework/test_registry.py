@@ -17,6 +17,7 @@ from kq_plugins.jobs.batch_job import BatchJob
 def test_builtins_are_found_through_entry_points(integrations: dict[str, GenericJob]) -> None:
     assert sorted(integrations) == [
         "batch/job",
+        "deployment",
         "jobset.x-k8s.io/jobset",
         "kubeflow.org/mpijob",
         "pod",
@@ -24,6 +25,7 @@ def test_builtins_are_found_through_entry_points(integrations: dict[str, Generic
     ]
     assert all(isinstance(i, GenericJob) for i in integrations.values())
     assert set(by_gvk(integrations)) == {
+        ("apps/v1", "Deployment"),
         ("batch/v1", "Job"),
         ("jobset.x-k8s.io/v1alpha2", "JobSet"),
         ("kubeflow.org/v2beta1", "MPIJob"),
