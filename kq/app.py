@@ -43,12 +43,14 @@ async def install_controllers(manager: Manager, config: KqConfig) -> None:
     pm = build_plugin_manager(config.plugins)
     pm.hook.kq_configure.call_historic(kwargs={"config": config})
     register_metrics(manager, config)
+    # Plugin controllers before admission: started first, they read their caches before its
+    # first cycle asks their vetoes (the veto answers "not yet" rather than guess meanwhile).
+    await register_plugin_controllers(manager, pm, lambda: visible.retry_vetoed())
     visible = register_admission(manager, config, pm)
     _serve_visibility(manager, config, visible)
     register_workload_lifecycle(manager, config)
     register_priority_classes(manager)
     await register_admission_checks(manager, pm, config.namespace)
-    await register_plugin_controllers(manager, pm, visible.retry_vetoed)
     jobs = await register_job_integrations(manager, pm, config)
     hooks = JobWebhooks(jobs.integrations, jobs.facts.webhook_facts)
     kueue = kueue_validator(
