@@ -430,7 +430,7 @@ def test_array_constraints_and_item_paths() -> None:
         ("u", "FieldValueInvalid", "Invalid value: [1,1]: u in body shouldn't contain duplicates"),
     ]
     assert _errors(schema, {"l": []}) == [
-        ("l", "FieldValueInvalid", "Invalid value: []: l in body should have at least 1 items")
+        ("l", "FieldValueInvalid", "Invalid value: 0: l in body should have at least 1 items")
     ]
 
 

@@ -11,7 +11,7 @@ import secrets
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from aiohttp import web
 
@@ -39,6 +39,7 @@ from kq.sandbox.apiserver.tables import table
 from kq.sandbox.apiserver.watch import Filter, Hub
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 _JSON = "application/json"
 OPENAPI_V2_PROTOBUF = "application/com.github.proto-openapi.spec.v2.v1.0+protobuf"
@@ -126,7 +127,7 @@ class Server:
         try:
             return await self._route(request)
         except ApiError as exc:
-            return respond(exc.status(), exc.code)
+            return respond(exc.status(), exc.code, exc.warnings)
         except (ConnectionResetError, asyncio.CancelledError):
             raise
         except Exception as exc:
@@ -308,6 +309,14 @@ class Server:
         extra = [target.rt.deprecation] if target.rt.deprecation else []
         return extra + ctx.warnings
 
+    async def _warned(self, target: Target, ctx: Ctx, write: Awaitable[T]) -> T:
+        """``write``'s result; when it fails, kube-apiserver still sends the warnings."""
+        try:
+            return await write
+        except ApiError as exc:
+            exc.warnings = self._warnings(target, ctx)
+            raise
+
     async def _collection(self, request: web.Request, target: Target) -> web.StreamResponse:
         rt = target.rt
         method = request.method
@@ -323,7 +332,9 @@ class Server:
                 raise errors.method_not_allowed("the server does not allow this method")
             ctx = arguments.write_ctx(request)
             body = await arguments.read_body(request, rt.kind)
-            obj = await self.api.create(rt, target.namespace or "", body, ctx, owned=True)
+            obj = await self._warned(
+                target, ctx, self.api.create(rt, target.namespace or "", body, ctx, owned=True)
+            )
             return self._respond_object(rt, obj, 201, self._warnings(target, ctx))
         if method == "DELETE":
             flt = arguments.list_filter(request, target)
@@ -393,7 +404,9 @@ class Server:
         ctx.subresource = target.sub
         if method == "PUT":
             body = await arguments.read_body(request, rt.kind)
-            obj = await self.api.update(rt, ns, name, body, ctx, target.sub, owned=True)
+            obj = await self._warned(
+                target, ctx, self.api.update(rt, ns, name, body, ctx, target.sub, owned=True)
+            )
             return self._respond_object(rt, obj, 200, self._warnings(target, ctx))
         if method == "PATCH":
             content_type = request.content_type
@@ -403,7 +416,8 @@ class Server:
             arguments.check_patch_depth(raw, content_type, rt.kind)
             if content_type != APPLY and ctx.force:
                 raise errors.bad_request("force may only be specified with apply patches")
-            obj, created = await self.api.patch(rt, ns, name, content_type, raw, ctx, target.sub)
+            patched = self.api.patch(rt, ns, name, content_type, raw, ctx, target.sub)
+            obj, created = await self._warned(target, ctx, patched)
             return self._respond_object(
                 rt, obj, 201 if created else 200, self._warnings(target, ctx)
             )

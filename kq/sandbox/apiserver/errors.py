@@ -18,6 +18,8 @@ class ApiError(Exception):
         self.reason = reason
         self.message = message
         self.details = details
+        #: Sent with the error as ``Warning`` headers (deprecation, unknown fields).
+        self.warnings: list[str] = []
 
     def status(self) -> dict[str, Any]:
         body: dict[str, Any] = {

@@ -206,11 +206,9 @@ def _validate_array_bounds(x: list[Any], s: Schema, path: str, errs: list[FieldE
             )
         )
     if "minItems" in raw and len(x) < raw["minItems"]:
-        errs.append(
-            _invalid(
-                _field(path), x, f"{path} in body should have at least {raw['minItems']} items"
-            )
-        )
+        # kube-openapi reports the list's length as the value, not the list.
+        detail = f"{path} in body should have at least {raw['minItems']} items"
+        errs.append(_invalid(_field(path), len(x), detail))
     if raw.get("uniqueItems") and any(_equal(a, b) for i, a in enumerate(x) for b in x[i + 1 :]):
         errs.append(_invalid(_field(path), x, f"{path} in body shouldn't contain duplicates"))
 
