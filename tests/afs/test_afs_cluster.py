@@ -42,7 +42,7 @@ CONFIG = """admissionFairSharing:
   usageHalfLifeTime: 1h
   usageSamplingInterval: 1s
 """
-AFS = {"admissionScope": {"admissionMode": "UsageBasedAdmissionFairSharing"}}
+AFS: dict[str, Any] = {"admissionScope": {"admissionMode": "UsageBasedAdmissionFairSharing"}}
 
 
 @pytest.fixture

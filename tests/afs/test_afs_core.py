@@ -34,7 +34,7 @@ from tests.core.world import World
 from tests.simulate.helpers import FLAVOR, cluster_queue, local_queue, write_setup
 
 WEEK, FIVE_MINUTES = 168 * 3600.0, 300.0
-AFS = {"admissionScope": {"admissionMode": "UsageBasedAdmissionFairSharing"}}
+AFS: dict[str, Any] = {"admissionScope": {"admissionMode": "UsageBasedAdmissionFairSharing"}}
 
 
 def test_alpha_halves_per_half_life_and_is_zero_without_one() -> None:
