@@ -81,7 +81,10 @@ def _template(entry: Mapping[str, Any], pod_set: Mapping[str, Any], speed: float
               pod_classes: Collection[str]) -> Obj:  # fmt: skip
     """A pod template of ``pod_set``'s requests that runs the entry's run time."""
     requests = {k: str(v) for k, v in pod_set["requests"].items()}
-    container = {"name": "work", "image": "busybox", "resources": {"requests": requests}}
+    # A real API server wants limits on extended resources (google.com/tpu): equal requests.
+    limits = {k: v for k, v in requests.items() if "/" in k}
+    resources = {"requests": requests, **({"limits": limits} if limits else {})}
+    container = {"name": "work", "image": "busybox", "resources": resources}
     pod: Obj = {"containers": [container], "restartPolicy": "Never",
                 "tolerations": list(pod_set.get("tolerations") or ()),
                 "nodeSelector": dict(pod_set.get("nodeSelector") or {})}  # fmt: skip

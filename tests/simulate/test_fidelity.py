@@ -1,8 +1,8 @@
 """Fidelity, measured: ``kq simulate`` decides what ``kq dev`` decides on the same trace.
 
-The same trace goes through the simulator's core and, as Jobs created on time, through a live
-``kq dev`` whose Jobs run their trace run time in wall seconds (``--speed`` maps it to the
-simulated cluster's clock). Compared:
+The same trace goes through the simulator's core and, as Jobs (JobSets for multislice
+entries) created on time, through a live ``kq dev`` whose pods run their trace run time in
+wall seconds (``--speed`` maps it to the simulated cluster's clock). Compared:
 
 - admissions: kq dev admits exactly the simulator's admissions (each workload as many times),
   and in its order. The one freedom: admissions the simulator makes at one virtual instant may
@@ -16,7 +16,8 @@ Why an exact match is possible: each trace keeps its arrivals and finishes at le
 created to Workload admitted, pods finished to quota released, a preemption carried out: 0.1
 to 0.6 s measured). Closer events race in kq dev and may rightly come out either way, so a
 trace that breaks the margin is refused rather than compared. Priorities go to kq dev as
-WorkloadPriorityClasses (a Job has no number of its own), so the traces name classes.
+WorkloadPriorityClass labels or pods' PriorityClasses (a job has no number of its own), so
+the traces name classes.
 """
 
 from __future__ import annotations
