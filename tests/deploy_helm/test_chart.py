@@ -4,6 +4,7 @@ do what values.yaml says, and crds/ is what generate_crds.py writes."""
 from __future__ import annotations
 
 import difflib
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -12,7 +13,9 @@ from typing import Any
 import pytest
 import yaml
 
+from kq.cli import build_parser
 from kq.config import parse_config
+from kq.dashboard.server import parse_address
 from kq.webhooks.conversion import CONVERTED_CRDS
 from tests.deploy_helm.helm import (
     CHART,
@@ -29,9 +32,9 @@ GENERATOR = REPO / "deploy" / "helm" / "generate_crds.py"
 REGENERATE = "run `python deploy/helm/generate_crds.py` and commit the result"
 
 
-def kustomized() -> list[dict[str, Any]]:
+def kustomized(directory: Path = DEPLOY) -> list[dict[str, Any]]:
     done = subprocess.run(
-        ["kubectl", "kustomize", str(DEPLOY)], capture_output=True, text=True, check=False
+        ["kubectl", "kustomize", str(directory)], capture_output=True, text=True, check=False
     )
     assert done.returncode == 0, done.stderr
     return documents(done.stdout)
@@ -54,11 +57,28 @@ def test_lint(helm: Helm) -> None:
     assert "1 chart(s) linted, 0 chart(s) failed" in done.stdout
 
 
-def test_defaults_render_the_objects_kustomize_renders(helm: Helm) -> None:
+def with_dashboard(tmp_path: Path) -> Path:
+    """An overlay of deploy/ with the deploy/dashboard component, as deploy/README.md shows
+    (kustomize takes only relative paths)."""
+    overlay = tmp_path / "with-dashboard"
+    overlay.mkdir()
+    base = Path(os.path.relpath(DEPLOY, overlay))
+    (overlay / "kustomization.yaml").write_text(
+        yaml.safe_dump({"resources": [str(base)], "components": [str(base / "dashboard")]})
+    )
+    return overlay
+
+
+@pytest.mark.parametrize("dashboard", [False, True], ids=["defaults", "dashboard"])
+def test_defaults_render_the_objects_kustomize_renders(
+    helm: Helm, tmp_path: Path, dashboard: bool
+) -> None:
     """Every object of `kubectl kustomize deploy/`, CRDs included, and nothing else; equal but
-    for Helm's own labels and the key order of kq's configuration."""
-    chart = by_key(helm.template("--include-crds"))
-    deploy = by_key(kustomized())
+    for Helm's own labels and the key order of kq's configuration. With dashboard.enabled,
+    those of deploy/ with its dashboard component."""
+    on = ("--set", "dashboard.enabled=true") if dashboard else ()
+    chart = by_key(helm.template("--include-crds", *on))
+    deploy = by_key(kustomized(with_dashboard(tmp_path) if dashboard else DEPLOY))
     assert sorted(chart) == sorted(deploy), (
         f"only in the chart: {sorted(set(chart) - set(deploy))}; "
         f"only in deploy/: {sorted(set(deploy) - set(chart))}"
@@ -105,6 +125,7 @@ def test_the_default_configuration_is_one_kq_accepts(helm: Helm) -> None:
         ({"ports": {"health": "8081", "metrics": 8443, "webhook": 9443}}, "health"),
         ({"image": {"repository": "kq", "tag": "v1", "pullPolicy": "Sometimes"}}, "pullPolicy"),
         ({"webhooks": {"failurePolicy": "fail"}}, "failurePolicy"),
+        ({"dashboard": {"enabled": "yes", "port": 8080}}, "enabled"),
     ],
 )
 def test_values_schema_refuses_what_the_chart_would_ignore(
@@ -200,6 +221,39 @@ def test_values_change_what_they_say(helm: Helm, tmp_path: Path) -> None:
     for obj in (mutating, one(objects, "ValidatingWebhookConfiguration")):
         for hook in obj["webhooks"]:
             assert hook["clientConfig"]["service"]["namespace"] == "batch-system"
+
+
+def test_the_dashboard_value_adds_the_flag_port_service_and_rules(helm: Helm) -> None:
+    assert not [o for o in helm.template() if "dashboard" in o["metadata"]["name"]]
+    objects = helm.template("--set", "dashboard.enabled=true", "--set", "dashboard.port=9090")
+    [container] = one(objects, "Deployment")["spec"]["template"]["spec"]["containers"]
+    command = container["command"]
+    address = command[command.index("--dashboard-address") + 1]
+    # kq run's own parser takes it, and it listens on every interface for the Service.
+    args = build_parser(["run"]).parse_args(command[1:])
+    assert parse_address(args.dashboard_address) == parse_address(address) == ("", 9090)
+    assert {"name": "dashboard", "containerPort": 9090} in container["ports"]
+    service = one(objects, "Service", "kq-dashboard")["spec"]
+    assert service["type"] == "ClusterIP"
+    assert service["ports"] == [{"name": "http", "port": 9090, "targetPort": "dashboard"}]
+    assert service["selector"] == one(objects, "Deployment")["spec"]["selector"]["matchLabels"]
+    rules = {
+        (group, resource, verb)
+        for rule in one(objects, "ClusterRole", "kq-dashboard-reader")["rules"]
+        for group in rule["apiGroups"]
+        for resource in rule["resources"]
+        for verb in rule["verbs"]
+    }
+    assert rules == {
+        ("", "events", "list"),
+        ("visibility.kueue.x-k8s.io", "clusterqueues/pendingworkloads", "get"),
+        ("visibility.kueue.x-k8s.io", "workloads/explanation", "get"),
+    }
+    binding = one(objects, "ClusterRoleBinding", "kq-dashboard-reader")
+    assert binding["roleRef"]["name"] == "kq-dashboard-reader"
+    assert binding["subjects"] == [
+        {"kind": "ServiceAccount", "name": "kq-controller-manager", "namespace": "kq-system"}
+    ]
 
 
 def test_no_integrations_leave_only_kueue_webhooks(helm: Helm) -> None:

@@ -12,29 +12,38 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 import yaml
 
 from tests.deploy_helm.helm import CHART, Helm, by_key, documents
 from tests.harness import Cluster
 
+# The defaults, and the dashboard on (its Service and RBAC).
+VALUES = pytest.mark.parametrize(
+    "values", [(), ("--set", "dashboard.enabled=true")], ids=["defaults", "dashboard"]
+)
 
-def test_helm_install_dry_run_server(cluster: Cluster, helm: Helm) -> None:
+
+@VALUES
+def test_helm_install_dry_run_server(cluster: Cluster, helm: Helm, values: tuple[str, ...]) -> None:
     # --take-ownership: other tests on this session's cluster (tests/e2e/test_deploy.py) apply
     # some of deploy/'s objects with kubectl; a first install on a fresh cluster needs none.
     done = helm.run(
         "install", "kq", str(CHART), "--dry-run=server", "--take-ownership",
-        "--kubeconfig", str(cluster.kubeconfig), "--namespace", "default",
+        "--kubeconfig", str(cluster.kubeconfig), "--namespace", "default", *values,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert "STATUS: pending-install" in done.stdout, done.stdout
     manifest = done.stdout.split("MANIFEST:", 1)[1].split("NOTES:", 1)[0]
-    assert sorted(by_key(documents(manifest))) == sorted(by_key(helm.template()))
+    assert sorted(by_key(documents(manifest))) == sorted(by_key(helm.template(*values)))
 
 
+@VALUES
 def test_rendered_objects_pass_a_server_side_dry_run(
-    cluster: Cluster, helm: Helm, kubectl_cache: Path
+    cluster: Cluster, helm: Helm, kubectl_cache: Path, values: tuple[str, ...]
 ) -> None:
-    rendered = helm.run("template", "kq", str(CHART))
+    rendered = helm.run("template", "kq", str(CHART), *values)
+
     assert rendered.returncode == 0, rendered.stderr
     objects = documents(rendered.stdout)
     # Namespaced objects need their namespace to exist for a dry run.

@@ -11,6 +11,8 @@ reaches the ServiceAccount.
 from __future__ import annotations
 
 import ast
+import json
+import re
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
@@ -132,14 +134,25 @@ USED = (
 )
 
 
+# What the dashboard (kq/dashboard/gather.py) reads besides USED, which the component
+# deploy/dashboard grants when it is on: Workloads' Events for the timeline, and the
+# visibility API through the API server's aggregation.
+DASHBOARD = DEPLOY / "dashboard"
+DASHBOARD_USED = (
+    Use("", "events", ("list",)),
+    Use("visibility.kueue.x-k8s.io", "clusterqueues/pendingworkloads", ("get",)),
+    Use("visibility.kueue.x-k8s.io", "workloads/explanation", ("get",)),
+)
+
+
 def documents(path: Path) -> list[dict[str, Any]]:
     return [d for d in yaml.safe_load_all(path.read_text()) if d]
 
 
-def grants() -> set[tuple[str, str, str, tuple[str, ...], bool]]:
-    """(group, resource, verb, resourceNames, namespaced) for every rule in rbac.yaml."""
+def grants(path: Path = DEPLOY / "rbac.yaml") -> set[tuple[str, str, str, tuple[str, ...], bool]]:
+    """(group, resource, verb, resourceNames, namespaced) for every rule in ``path``."""
     out = set()
-    for doc in documents(DEPLOY / "rbac.yaml"):
+    for doc in documents(path):
         if doc["kind"] not in ("ClusterRole", "Role"):
             continue
         namespaced = doc["kind"] == "Role"
@@ -153,16 +166,35 @@ def grants() -> set[tuple[str, str, str, tuple[str, ...], bool]]:
     return out
 
 
-def used() -> set[tuple[str, str, str, tuple[str, ...], bool]]:
+def used(uses: tuple[Use, ...] = USED) -> set[tuple[str, str, str, tuple[str, ...], bool]]:
     return {
         (u.group, u.resource, verb, tuple(sorted(u.names)), u.namespaced)
-        for u in USED
+        for u in uses
         for verb in u.verbs
     }
 
 
 def test_rbac_grants_exactly_what_kq_uses() -> None:
     assert grants() == used()
+
+
+def test_the_dashboard_component_grants_exactly_what_the_dashboard_reads_besides() -> None:
+    assert grants(DASHBOARD / "dashboard.yaml") == used(DASHBOARD_USED)
+    # Every kind it lists is listable with the component on, and it asks the visibility API
+    # for no other subresource than those DASHBOARD_USED names.
+    listed = {(u.group, u.resource) for u in (*USED, *DASHBOARD_USED) if "list" in u.verbs}
+    source = (REPO / "kq" / "dashboard" / "gather.py").read_text()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.ImportFrom) and node.module == "kq.runtime.resources":
+            for alias in node.names:
+                value = getattr(resources, alias.name)
+                if isinstance(value, resources.Resource):
+                    assert (value.group, value.plural) in listed, alias.name
+    # Its visibility paths end in the subresource: .../NAME}/pendingworkloads".
+    asked = set(re.findall(r'\}/([a-z]+)"', source))
+    subresources = [u.resource.split("/") for u in DASHBOARD_USED if "/" in u.resource]
+    assert asked == {sub for _, sub in subresources}
+    assert all(f"/{parent}/" in source for parent, _ in subresources)
 
 
 def controller_sources() -> list[Path]:
@@ -339,3 +371,33 @@ def test_the_service_account_gets_each_grant(kq_namespace: Cluster, kubectl_cach
     assert not can("get", "secrets")
     assert not can("create", "leases.coordination.k8s.io")
     assert not can("update", "mutatingwebhookconfigurations.admissionregistration.k8s.io/other")
+
+
+def test_with_the_dashboard_the_service_account_gets_its_reads(
+    kq_namespace: Cluster, kubectl_cache: Path
+) -> None:
+    for path in (DEPLOY / "service-account.yaml", DASHBOARD / "dashboard.yaml"):
+        done = kq_namespace.kubectl("apply", "-f", str(path), cache_dir=kubectl_cache)
+        assert done.returncode == 0, done.stderr
+
+    # A SubjectAccessReview rather than `kubectl auth can-i`, which cannot name a subresource
+    # of a group the server does not serve yet (the visibility API comes with kq run).
+    def can(group: str, resource: str, verb: str) -> bool:
+        plural, _, sub = resource.partition("/")
+        attributes = {"group": group, "resource": plural, "subresource": sub, "verb": verb}
+        review = {
+            "apiVersion": "authorization.k8s.io/v1",
+            "kind": "SubjectAccessReview",
+            "spec": {"user": SERVICE_ACCOUNT, "resourceAttributes": attributes},
+        }
+        done = kq_namespace.kubectl(
+            "create", "-o", "json", "-f", "-", input=json.dumps(review), cache_dir=kubectl_cache
+        )
+        assert done.returncode == 0, done.stderr
+        return bool(json.loads(done.stdout)["status"].get("allowed"))
+
+    for use in DASHBOARD_USED:
+        for verb in use.verbs:
+            assert can(use.group, use.resource, verb), use
+    assert not can("", "events", "get")
+    assert not can("visibility.kueue.x-k8s.io", "clusterqueues/other", "get")
