@@ -91,15 +91,17 @@ def _notes(found: FromCluster) -> list[str]:
         notes.append(f"from the cluster: {len(found.captured.objects)} objects")
         if found.captured.unserved:
             notes.append(f"  not served there: {', '.join(found.captured.unserved)}")
-    if found.history is not None:
-        h = found.history
+    h = found.history
+    if h is not None and not h.entries:
+        notes.append("from the cluster: no workload that ran in the window")
+    elif h is not None:
         origin = datetime.fromtimestamp(h.origin, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
         notes.append(
             f"from the cluster: {len(h.entries)} workloads, the first at {origin} "
             f"({h.running} still running: their run time so far)"
         )
-        for why, count in sorted(h.skipped.items()):
-            notes.append(f"  left out: {count} ({why})")
+    for why, count in sorted(h.skipped.items() if h is not None else ()):
+        notes.append(f"  left out: {count} ({why})")
     return notes
 
 

@@ -7,7 +7,9 @@ from pathlib import Path
 import pytest
 
 from kq.cli import main
-from kq.simulate.history import _run, entry
+from kq.simulate.fromcluster import FromCluster
+from kq.simulate.fromcluster import _notes as read_notes
+from kq.simulate.history import History, _run, entry
 from tests.simulate.helpers import FLAVOR, cluster_queue, local_queue, write_setup
 
 T0 = "2026-01-01T00:00:00Z"
@@ -87,3 +89,10 @@ def test_a_malformed_kubeconfig_is_named(
                  str(kubeconfig), "--out", str(tmp_path / "out")])  # fmt: skip
     assert code == 2
     assert f"reading the cluster: kubeconfig {kubeconfig}: " in capsys.readouterr().err
+
+
+def test_a_window_where_nothing_ran_says_so() -> None:
+    history = History(skipped={"not admitted: run time unknown": 2})
+    notes = read_notes(FromCluster(history=history))
+    assert notes == ["from the cluster: no workload that ran in the window",
+                     "  left out: 2 (not admitted: run time unknown)"]  # fmt: skip
