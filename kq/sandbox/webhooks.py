@@ -19,7 +19,7 @@ JOB_RESOURCES = (
     ("kubeflow.org", "v2beta1", "mpijobs"),
 )
 POD_RESOURCES = (("", "v1", "pods"),)
-SERVING_RESOURCES = (("apps", "v1", "deployments"),)
+SERVING_RESOURCES = (("apps", "v1", "deployments"), ("apps", "v1", "statefulsets"))
 """Serving owners: defaulted on create and update, as upstream's webhooks."""
 SYSTEM_NAMESPACES = ("kube-system", "kueue-system")
 CA_WAIT_S = 30.0

@@ -115,6 +115,7 @@ def test_the_default_configuration_is_one_kq_accepts(helm: Helm) -> None:
         "kubeflow.org/mpijob",
         "pod",
         "deployment",
+        "statefulset",
     )
 
 

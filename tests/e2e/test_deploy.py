@@ -93,6 +93,7 @@ USED = (
     Use("kubeflow.org", "mpijobs", ("list", "patch", "watch")),
     # Serving owners: only watched; their pods are the jobs (plugins/kq_plugins/jobs/serving.py).
     Use("apps", "deployments", INFORMED),
+    Use("apps", "statefulsets", INFORMED),
     # The budgets plugin reads Budgets and writes each one's ledger into its status
     # (plugins/kq_plugins/budgets/controller.py).
     Use("kq.dev", "budgets", ("list", "watch")),
@@ -235,7 +236,12 @@ def test_every_enabled_job_framework_is_accounted_for() -> None:
     [configmap] = documents(DEPLOY / "config.yaml")
     config = parse_config(yaml.safe_load(configmap["data"]["config.yaml"]))
     assert config.namespace == NAMESPACE
-    plurals = {("batch", "Job"): "jobs", ("", "Pod"): "pods", ("apps", "Deployment"): "deployments"}
+    plurals = {
+        ("batch", "Job"): "jobs",
+        ("", "Pod"): "pods",
+        ("apps", "Deployment"): "deployments",
+        ("apps", "StatefulSet"): "statefulsets",
+    }
     for path in (DEPLOY / "crds").glob("*.yaml"):
         for crd in documents(path):
             plurals[(crd["spec"]["group"], crd["spec"]["names"]["kind"])] = crd["spec"]["names"][

@@ -22,10 +22,12 @@ def test_builtins_are_found_through_entry_points(integrations: dict[str, Generic
         "kubeflow.org/mpijob",
         "pod",
         "ray.io/rayjob",
+        "statefulset",
     ]
     assert all(isinstance(i, GenericJob) for i in integrations.values())
     assert set(by_gvk(integrations)) == {
         ("apps/v1", "Deployment"),
+        ("apps/v1", "StatefulSet"),
         ("batch/v1", "Job"),
         ("jobset.x-k8s.io/v1alpha2", "JobSet"),
         ("kubeflow.org/v2beta1", "MPIJob"),

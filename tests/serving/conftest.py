@@ -26,7 +26,8 @@ PRIORITY_LABEL = "kueue.x-k8s.io/priority-class"
 
 @pytest.fixture
 async def stack(cluster: Cluster, tmp_path: Path) -> AsyncIterator[Stack]:
-    async with kq_stack(cluster, tmp_path, frameworks=(*SANDBOX_FRAMEWORKS, "deployment")) as s:
+    frameworks = (*SANDBOX_FRAMEWORKS, "deployment", "statefulset")
+    async with kq_stack(cluster, tmp_path, frameworks=frameworks) as s:
         await s.local_queue()
         await s.cluster_queue_with_flavor(cpu="4", memory="8Gi")
         yield s

@@ -147,7 +147,10 @@ class Pod:
     # -- JobWithSkip, JobWithReclaimablePods, JobWithCustomValidation --------------------------
 
     def skip(self, job: Job) -> bool:
-        """Pods the webhook did not mark are not kq's, whatever their labels say."""
+        """Pods the webhook did not mark are not kq's, whatever their labels say; a
+        StatefulSet's are its Workload's (``statefulset``)."""
+        if annotations_of(job).get(SUSPENDING_PARENT) == "statefulset":
+            return True
         return labels(job).get(MANAGED_LABEL) != "true"
 
     def reclaimable_pods(self, job: Job) -> list[ReclaimablePod]:
