@@ -43,8 +43,6 @@ NOT_PRODUCED = {
     "kueue_replaced_workload_slices_total": "kq has no elastic workload slices",
     "kueue_unadmitted_workloads": "behind UnadmittedWorkloadsObservability, a gate kq refuses",
     "kueue_local_queue_unadmitted_workloads": "behind UnadmittedWorkloadsObservability",
-    "kueue_local_queue_admission_fair_sharing_usage": "the admission fair sharing plugin does "
-    "not report its usage to the core yet",
 }
 """Kueue v0.19 metrics kq does not expose, and why."""
 

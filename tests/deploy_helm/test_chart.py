@@ -265,6 +265,21 @@ def test_no_integrations_leave_only_kueue_webhooks(helm: Helm) -> None:
     assert parse_config(configuration(objects)).frameworks == ()
 
 
+def test_a_serving_owner_without_pod_still_routes_its_pods(helm: Helm) -> None:
+    """As upstream's implicitly enabled pod framework: a Deployment's pods must be gated."""
+    objects = helm.template("--set-json", 'integrations.frameworks=["deployment"]')
+    [mutating] = one(objects, "MutatingWebhookConfiguration")["webhooks"]
+    assert [(r["resources"], r["operations"]) for r in mutating["rules"]] == [
+        (["deployments"], ["CREATE", "UPDATE"]),
+        (["pods"], ["CREATE"]),
+    ]
+    validating = one(objects, "ValidatingWebhookConfiguration")["webhooks"][0]
+    assert [(r["resources"], r["operations"]) for r in validating["rules"]] == [
+        (["deployments"], ["CREATE", "UPDATE"]),
+        (["pods"], ["CREATE", "UPDATE"]),
+    ]
+
+
 def test_a_framework_without_a_kind_is_refused(helm: Helm) -> None:
     done = helm.run(
         "template", "kq", str(CHART), "--set-json", 'integrations.frameworks=["example.com/widget"]'

@@ -65,6 +65,20 @@ control-plane: controller-manager
   operations: {{ toJson $ops }}
   resources: [{{ $kind.resource | quote }}]
 {{- end }}
+{{- /* A serving owner's pods go through the pod webhook even when pod is not listed. */}}
+{{- $frameworks := $root.Values.integrations.frameworks }}
+{{- $needsPods := false }}
+{{- range $framework := $frameworks }}
+{{- if (index $root.Values.integrations.kinds $framework | default dict).needsPods }}
+{{- $needsPods = true }}
+{{- end }}
+{{- end }}
+{{- if and $needsPods (not (has "pod" $frameworks)) }}
+- apiGroups: [""]
+  apiVersions: ["v1"]
+  operations: {{ toJson $operations }}
+  resources: ["pods"]
+{{- end }}
 {{- end -}}
 
 {{/* A webhook's client configuration: the path on kq's webhook Service. */}}
