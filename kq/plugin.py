@@ -29,6 +29,7 @@ from kq.cache.topology import TopologyView, placements_of
 from kq.config import AdmissionFairSharing as AdmissionFairSharingConfig
 from kq.config import KqConfig
 from kq.hookspecs import Register, hookimpl
+from kq.observability.metric_options import report_admission_fair_sharing_usage
 from kq.observability.metrics import REGISTRY as METRICS_REGISTRY
 from kq.plugins.controllers import ControllerContext, PluginController, Step
 from kq.queue.order import QueueOrder
@@ -128,6 +129,7 @@ __all__ = [
     "parse_time",
     "place",
     "placements_of",
+    "report_admission_fair_sharing_usage",
     "request_for",
     "resource_hours",
     "rfc3339",

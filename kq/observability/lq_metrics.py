@@ -4,6 +4,7 @@ only when ``metrics.localQueueMetrics.enable`` is on, as Kueue registers them.""
 from __future__ import annotations
 
 from kq.observability.metrics import (
+    CQ,
     LQ_NAME,
     LQ_NS,
     PC,
@@ -95,6 +96,14 @@ resource_reservation = gauge(
 resource_usage = gauge(
     "local_queue_resource_usage", "Quota used by admitted workloads.", _LQ_FR, None
 )
+admission_fair_sharing_usage = gauge(
+    "local_queue_admission_fair_sharing_usage",
+    "Admission fair sharing usage: resource-weighted decayed consumption and pending penalties "
+    "over the LocalQueue's weight.",
+    (*_LQ, CQ),
+    None,
+)
+
 
 GAUGES = (
     pending_workloads,
@@ -104,6 +113,7 @@ GAUGES = (
     status,
     resource_reservation,
     resource_usage,
+    admission_fair_sharing_usage,
 )
 ALL = (
     *(g for g in GAUGES if g is not finished_workloads),  # registered unchecked

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+
 from kq.observability import lq_metrics, metrics
 
 
@@ -40,3 +42,16 @@ def set_role(role: str) -> None:
 
 def role() -> str:
     return state.role
+
+
+def report_admission_fair_sharing_usage(
+    local_queue: str, namespace: str, cluster_queue: str, usage: float | None
+) -> None:
+    """Set (``None``: remove) a LocalQueue's ``kueue_local_queue_admission_fair_sharing_usage``."""
+    gauge = lq_metrics.admission_fair_sharing_usage
+    labels = (local_queue, namespace, cluster_queue, state.role)
+    if usage is not None:
+        gauge.labels(*labels).set(usage)
+        return
+    with contextlib.suppress(KeyError):  # never reported
+        gauge.remove(*labels)

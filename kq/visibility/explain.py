@@ -14,6 +14,7 @@ from kq.api.conditions import find
 from kq.api.quantity import format_amount
 from kq.api.workload import ADMITTED, QUOTA_RESERVED, Workload, parse_workload
 from kq.cache.snapshot import ClusterQueueSnapshot, Snapshot
+from kq.queue.cluster_queue import PendingQueue
 from kq.scheduler.decisions import Admit, Pending, Preempt
 from kq.scheduler.last import Decided
 from kq.scheduler.modes import Mode
@@ -34,6 +35,9 @@ def explain(scheduler: Scheduler, raw: Mapping[str, Any], now: float) -> Object:
     state, lines = _state(workload)
     if workload.admission is None and not workload.is_finished:
         lines += _position(scheduler, workload)
+    if decided is None and state == "Pending":
+        decided, words = _shape_decision(scheduler, workload)
+        lines += words
     if decided is not None:
         lines += _decision(scheduler, workload, decided, now)
         if decided.trace_id:
@@ -79,9 +83,37 @@ def _state(workload: Workload) -> tuple[str, list[str]]:
     return "Pending", [f"{head} is pending{words}"]
 
 
-def _position(scheduler: Scheduler, workload: Workload) -> list[str]:
+def _queue_of(scheduler: Scheduler, workload: Workload) -> PendingQueue | None:
     lq = scheduler.queues.local_queues.get(f"{workload.namespace}/{workload.queue_name}")
-    queue = None if lq is None else scheduler.queues.queues.get(lq.cluster_queue)
+    return None if lq is None else scheduler.queues.queues.get(lq.cluster_queue)
+
+
+def _shape_decision(scheduler: Scheduler, workload: Workload) -> tuple[Decided | None, list[str]]:
+    """A workload never tried itself because a queued one of its shape failed first (the
+    queue then parks the whole shape, as Kueue's equivalence hash): that one's decision, the
+    latest, which stands for both."""
+    queue = _queue_of(scheduler, workload)
+    pending = [] if queue is None else in_order(queue)
+    mine = next((info for info in pending if info.key == workload.key), None)
+    if mine is None:
+        return None, []
+    mates = [
+        (decided.at, info.key, decided)
+        for info in pending
+        if info.shape == mine.shape and info.key != mine.key
+        and (decided := scheduler.last.get(info.key)) is not None
+    ]  # fmt: skip
+    if not mates:
+        return None, []
+    _, key, decided = max(mates, key=lambda mate: mate[:2])
+    return decided, [
+        f"Not tried itself: {key} has its shape (priority, pod counts, requests, node "
+        "constraints), so the decision on it stands for both."
+    ]
+
+
+def _position(scheduler: Scheduler, workload: Workload) -> list[str]:
+    queue = _queue_of(scheduler, workload)
     if queue is None:
         return ["It is in no ClusterQueue's queue (its LocalQueue or ClusterQueue is missing)."]
     pending = in_order(queue)

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from prometheus_client.parser import text_string_to_metric_families
 
 from kq.api.quantity import parse_quantity
 from kq.api.timestamps import parse_time
@@ -33,7 +34,8 @@ from tests.controllers.helpers import (
     workload,
 )
 from tests.harness import Cluster
-from tests.kqrun import kq_run
+from tests.kqrun import free_port, kq_run
+from tests.metrics.test_kueue_metrics import scrape
 
 pytestmark = pytest.mark.slow
 
@@ -114,13 +116,17 @@ async def test_a_queue_with_a_higher_weight_goes_first_at_equal_usage(
 ) -> None:
     cache = tmp_path / "cache"
     ns = world(cluster, cache, 2, queue("big", "4"), queue("small"))
-    with kq_run(cluster, tmp_path / "run", ns, CONFIG):
+    port = free_port()
+    with kq_run(cluster, tmp_path / "run", ns, CONFIG, metrics_port=port):
         apply(cluster, cache, workload(ns, "s1", "small", {"cpu": 1}))
         apply(cluster, cache, workload(ns, "b1", "big", {"cpu": 1}))
         for name in ("s1", "b1"):
             await eventually(lambda n=name: admitted(client, ns, n), f"{name} admitted")  # type: ignore[misc]
         for lq in ("small", "big"):
             await eventually(lambda q=lq: consumed(client, ns, q), f"{lq}'s usage written")  # type: ignore[misc]
+        usage = await eventually(lambda: reported_usage(port, ns), "the usage metric")
+        # Equal consumption, so the weight-4 queue reports about a quarter of the other's.
+        assert 0 < usage["big"] < usage["small"] / 2, usage
         apply(cluster, cache, workload(ns, "s2", "small", {"cpu": 1}))
         await eventually(lambda: waiting(client, ns, "s2"), "s2 waiting")
         apply(cluster, cache, workload(ns, "b2", "big", {"cpu": 1}))
@@ -128,3 +134,18 @@ async def test_a_queue_with_a_higher_weight_goes_first_at_equal_usage(
         await finish(client, ns, "s1")
         await eventually(lambda: admitted(client, ns, "b2"), "b2, of the heavier weight, admitted")
         assert await waiting(client, ns, "s2") is not None
+
+
+async def reported_usage(port: int, ns: str) -> dict[str, float] | None:
+    """``kueue_local_queue_admission_fair_sharing_usage`` of ns's queues, once both report."""
+    found: dict[str, float] = {}
+    for family in text_string_to_metric_families(await asyncio.to_thread(scrape, port)):
+        for sample in family.samples:
+            labels = sample.labels
+            if (
+                sample.name == "kueue_local_queue_admission_fair_sharing_usage"
+                and labels.get("namespace") == ns
+                and labels.get("cluster_queue") == f"cq-{ns}"
+            ):
+                found[labels["name"]] = sample.value
+    return found if len(found) == 2 and all(v > 0 for v in found.values()) else None

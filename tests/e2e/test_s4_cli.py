@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 import yaml
 
+from tests.e2e.explained import explain, missing
 from tests.e2e.kqdev import kq_dev_on
 from tests.e2e.test_s4_teams import (
     EXAMPLES,
@@ -35,6 +36,7 @@ from tests.visibility.test_kubectl_kq import table
 
 pytestmark = pytest.mark.slow
 BIN = Path(sys.executable).parent  # where kubectl-kq is installed
+WAITER_CPU = 2  # more than the borrowing job leaves of team B's on-demand CPUs
 TRACE = re.compile(r"[0-9a-f]{32}")
 Obj = dict[str, Any]
 
@@ -82,6 +84,34 @@ def quota_reserved_event(sandbox: Sandbox, workload: str) -> Obj | None:
     return found[-1] if found else None
 
 
+def quota(cq: Obj, flavor: str, resource: str) -> Obj:
+    return next(
+        r
+        for group in cq["spec"]["resourceGroups"]
+        for f in group["flavors"]
+        if f["name"] == flavor
+        for r in f["resources"]
+        if r["name"] == resource
+    )
+
+
+def lendable(resource: Obj) -> int:
+    return int(resource["lendingLimit" if "lendingLimit" in resource else "nominalQuota"])
+
+
+def on_demand_cpu_capacity(name: str) -> int:
+    """What ``name`` may use of on-demand CPUs while the rest of its cohort uses none: its
+    nominal quota plus what it may borrow, bounded by what the others lend."""
+    docs = yaml.safe_load_all((EXAMPLES / "cluster-queues.yaml").read_text())
+    cqs = {cq["metadata"]["name"]: cq for cq in docs}
+    own = quota(cqs[name], "on-demand", "cpu")
+    own_cohort = cqs[name]["spec"]["cohort"]
+    others = [q for n, q in cqs.items() if n != name and q["spec"]["cohort"] == own_cohort]
+    lent = sum(lendable(quota(cq, "on-demand", "cpu")) for cq in others)
+    limit = int(own["borrowingLimit"]) if "borrowingLimit" in own else lent
+    return int(own["nominalQuota"]) + min(limit, lent)
+
+
 def test_s4_through_kubectl_kq(dev: tuple[Sandbox, Path]) -> None:
     sandbox, log = dev
     # S4 expectation 1: B borrows A's on-demand CPUs; two more B jobs wait, in queue order.
@@ -100,7 +130,7 @@ def test_s4_through_kubectl_kq(dev: tuple[Sandbox, Path]) -> None:
           lambda: any(t != "0" for t, _ in usage_of(sandbox, "team-b-cq")))  # fmt: skip
     for waiter in ("team-b-over", "team-b-over-2"):
         over = job("team-b-borrowing-job.yaml", waiter, pods=1)
-        requests(over)["cpu"] = "2"
+        requests(over)["cpu"] = str(WAITER_CPU)
         sandbox.apply(over)
         # Queue order is creation time in whole seconds: the second one must come later.
         after_second_of(pending(sandbox, "team-b", waiter)["metadata"]["creationTimestamp"])
@@ -111,6 +141,19 @@ def test_s4_through_kubectl_kq(dev: tuple[Sandbox, Path]) -> None:
     until("team-b-cq counts 2 pending",
           lambda: {r["NAME"]: r for r in table(kq(sandbox, "list", "cq"))}["team-b-cq"][
               "PENDING WORKLOADS"] == "2")  # fmt: skip
+
+    # explain: each waiter misses the on-demand CPUs the borrowing job leaves, and spot is
+    # closed to it (no toleration of the spot taint).
+    borrowing_doc = job("team-b-borrowing-job.yaml", "team-b-borrowing")
+    held = borrowing_doc["spec"]["parallelism"] * int(requests(borrowing_doc)["cpu"])
+    free = on_demand_cpu_capacity("team-b-cq") - held
+    for waiter in ("team-b-over", "team-b-over-2"):
+        wl = pending(sandbox, "team-b", waiter)["metadata"]["name"]
+        explained = explain(sandbox.env, "team-b", wl)
+        short = WAITER_CPU - free
+        assert missing(explained) == {("on-demand", "cpu"): (short, WAITER_CPU, free)}, explained
+        assert re.search(r"flavor spot: does not fit \(.*taint.*spot", explained), explained
+        assert f"held in team-b-cq by: team-b/{name} {held} " in explained, explained
 
     queues = table(kq(sandbox, "list", "localqueue", "-A"))
     # On the shared real API server other tests' queues may be listed too.

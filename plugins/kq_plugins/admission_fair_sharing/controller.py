@@ -24,6 +24,7 @@ from kq.plugin import (
     ControllerContext,
     Resource,
     parse_quantity,
+    report_admission_fair_sharing_usage,
     rfc3339,
 )
 from kq_plugins.admission_fair_sharing.ledger import Ledger
@@ -140,6 +141,7 @@ class AdmissionFairSharingController:
         for resource in self.WATCHES:
             ctx.on_change(resource, wake.set)
         sampled: dict[str, float] = {}
+        reported: dict[str, tuple[str, str, str]] = {}
         while True:
             now = ledger.clock()
             local_queues = list(ctx.store(LOCAL_QUEUES).values())
@@ -148,7 +150,7 @@ class AdmissionFairSharingController:
             if not ledger.ready:
                 ledger.ready = True
                 ctx.retry_vetoed()
-            await _sample_due(ctx, ledger, local_queues, seen, now, sampled)
+            await _sample_due(ctx, ledger, local_queues, seen, now, sampled, reported)
             due = min((at + interval for at in sampled.values()), default=now + interval)
             try:
                 async with asyncio.timeout(max(MIN_GAP_S, due - ledger.clock())):
@@ -166,8 +168,10 @@ async def _sample_due(
     seen: _Seen,
     now: float,
     sampled: dict[str, float],
+    reported: dict[str, tuple[str, str, str]],
 ) -> None:
-    """Decay and write the status of each LocalQueue not sampled for an interval."""
+    """Decay, write the status and report the usage of each LocalQueue not sampled for an
+    interval; a LocalQueue gone loses its series."""
     assert ledger.config is not None
     for lq in local_queues:
         key = _key(lq)
@@ -175,6 +179,11 @@ async def _sample_due(
             continue
         ledger.sample(key, seen.live.get(key, {}), now)
         meta = lq["metadata"]
+        cluster_queue = str((lq.get("spec") or {}).get("clusterQueue") or "")
+        report_admission_fair_sharing_usage(
+            meta["name"], meta.get("namespace", ""), cluster_queue, ledger.usage_of(key)
+        )
+        reported[key] = (meta["name"], meta.get("namespace", ""), cluster_queue)
         try:
             await ctx.client.merge_patch(
                 LOCAL_QUEUES,
@@ -189,3 +198,5 @@ async def _sample_due(
                 log.warning("LocalQueue status not written", local_queue=key, error=str(exc))
     for key in set(sampled) - {_key(lq) for lq in local_queues}:
         del sampled[key]
+    for key in set(reported) - {_key(lq) for lq in local_queues}:
+        report_admission_fair_sharing_usage(*reported.pop(key), None)
