@@ -147,6 +147,7 @@ def test_s4_through_kubectl_kq(dev: tuple[Sandbox, Path]) -> None:
     borrowing_doc = job("team-b-borrowing-job.yaml", "team-b-borrowing")
     held = borrowing_doc["spec"]["parallelism"] * int(requests(borrowing_doc)["cpu"])
     free = on_demand_cpu_capacity("team-b-cq") - held
+    first = pending(sandbox, "team-b", "team-b-over")["metadata"]["name"]
     for waiter in ("team-b-over", "team-b-over-2"):
         wl = pending(sandbox, "team-b", waiter)["metadata"]["name"]
         explained = explain(sandbox.env, "team-b", wl)
@@ -154,6 +155,8 @@ def test_s4_through_kubectl_kq(dev: tuple[Sandbox, Path]) -> None:
         assert missing(explained) == {("on-demand", "cpu"): (short, WAITER_CPU, free)}, explained
         assert re.search(r"flavor spot: does not fit \(.*taint.*spot", explained), explained
         assert f"held in team-b-cq by: team-b/{name} {held} " in explained, explained
+    # The second, of the first's shape, is parked with it untried: it reads the first's decision.
+    assert f"Not tried itself: team-b/{first} has its shape" in explained, explained
 
     queues = table(kq(sandbox, "list", "localqueue", "-A"))
     # On the shared real API server other tests' queues may be listed too.
