@@ -13,12 +13,14 @@ import pytest
 from aiohttp.test_utils import TestClient, TestServer
 from hypothesis import given
 
-from kq.sandbox.apiserver.api import JSON_PATCH, MERGE, STRATEGIC, Api, Ctx, _unshared
+from kq.sandbox.apiserver.api import Api, Ctx
 from kq.sandbox.apiserver.app import Server
 from kq.sandbox.apiserver.patch import json_merge_patch, merge_patch_sharing
+from kq.sandbox.apiserver.patching import JSON_PATCH, MERGE, STRATEGIC
 from kq.sandbox.apiserver.registry import CRD, NAMESPACE, Registry, ResourceType
 from kq.sandbox.apiserver.store import Store
 from kq.sandbox.apiserver.watch import Hub
+from kq.sandbox.apiserver.writes import unshared as _unshared
 from tests.apiserver_units.test_patch import json_docs
 
 GROUP = "sharing.example.com"

@@ -3,18 +3,15 @@
 from __future__ import annotations
 
 import copy
-import json
 import secrets
 import string
 import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from typing import Any
 
-import yaml
-
-from kq.sandbox.apiserver import builtin, errors, limits
+from kq.sandbox.apiserver import builtin, deletion, errors, limits, patching
 from kq.sandbox.apiserver.apply import (
     ApplyConflict,
     record_update,
@@ -22,21 +19,24 @@ from kq.sandbox.apiserver.apply import (
     server_side_apply,
 )
 from kq.sandbox.apiserver.errors import ApiError
-from kq.sandbox.apiserver.patch import PatchError, json_patch, merge_patch_sharing
+from kq.sandbox.apiserver.patching import APPLY, MERGE
 from kq.sandbox.apiserver.registry import CRD, NAMESPACE, Registry, ResourceType
 from kq.sandbox.apiserver.schema import FieldError, Schema
 from kq.sandbox.apiserver.store import Obj, ObjectTooLarge, Store
-from kq.sandbox.apiserver.strategic import strategic_merge_patch
 from kq.sandbox.apiserver.watch import Filter
+from kq.sandbox.apiserver.writes import (
+    SERVER_META,
+    checked_body,
+    copy_for_write,
+    keep_server_meta,
+    main_write,
+    new_finalizers_while_deleting,
+    set_namespace,
+    spec_view,
+    unshared,
+    without_volatile,
+)
 
-MERGE = "application/merge-patch+json"
-JSON_PATCH = "application/json-patch+json"
-STRATEGIC = "application/strategic-merge-patch+json"
-APPLY = "application/apply-patch+yaml"
-PATCH_TYPES = (JSON_PATCH, MERGE, STRATEGIC, APPLY)
-
-# Metadata the server owns: clients cannot change it with an update.
-_SERVER_META = ("uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds")
 _ALPHANUM = string.ascii_lowercase + string.digits
 
 
@@ -59,83 +59,6 @@ class Ctx:
 
 
 Admission = Callable[[str, ResourceType, Obj, Obj | None, Ctx], Awaitable[Obj]]
-
-
-def _spec_view(rt: ResourceType, obj: Obj) -> Obj:
-    skip = {"metadata", "status"} if rt.status else {"metadata"}
-    return {k: v for k, v in obj.items() if k not in skip}
-
-
-def _without_volatile(obj: Obj) -> Obj:
-    meta = dict(obj.get("metadata", {}))
-    meta.pop("resourceVersion", None)
-    meta["managedFields"] = [
-        {k: v for k, v in entry.items() if k != "time"} for entry in meta.get("managedFields") or ()
-    ]
-    return {**obj, "metadata": meta}
-
-
-def _copy_for_write(obj: Obj, shared: frozenset[str]) -> Obj:
-    """A copy of ``obj`` that a write may mutate, but for the top-level fields in ``shared``
-    (left as they are) and ``metadata.managedFields`` (only ever replaced whole)."""
-    new = {}
-    for key, value in obj.items():
-        if key in shared:
-            new[key] = value
-        elif key == "metadata" and isinstance(value, dict):
-            new[key] = {
-                k: v if k == "managedFields" else copy.deepcopy(v) for k, v in value.items()
-            }
-        else:
-            new[key] = copy.deepcopy(value)
-    return new
-
-
-def _unshared(value: Any, stored: Any) -> Any:
-    """``value`` (a merge patch result over ``stored``) with the subtrees it shares with
-    ``stored`` copied: the merge made new maps only on the patch's paths."""
-    if value is stored:
-        return copy.deepcopy(value)
-    if isinstance(value, dict) and isinstance(stored, dict):
-        for key, item in value.items():
-            if isinstance(item, dict | list):
-                value[key] = _unshared(item, stored.get(key))
-    return value
-
-
-def _main_write(rt: ResourceType, live: Obj, obj: Obj, *, shares: bool) -> Obj:
-    """``obj`` with the stored status, when the resource has a status subresource."""
-    # The live status replaces the given one, so it needs no copy here.
-    kept = frozenset({"status"}) if rt.status else frozenset()
-    new = _copy_for_write(obj, kept) if shares else obj
-    if rt.status:
-        if "status" in live:
-            new["status"] = copy.deepcopy(live["status"])
-        else:
-            new.pop("status", None)
-    return new
-
-
-def _keep_server_meta(meta: dict[str, Any], old_meta: dict[str, Any]) -> None:
-    """An update cannot change server-owned metadata, nor drop managedFields by omitting it."""
-    for key in (*_SERVER_META, "name", "namespace", "generation"):
-        if key in old_meta:
-            meta[key] = old_meta[key]
-        else:
-            meta.pop(key, None)
-    if "managedFields" not in meta and "managedFields" in old_meta:
-        meta["managedFields"] = old_meta["managedFields"]
-
-
-def _new_finalizers_while_deleting(
-    meta: dict[str, Any], old_meta: dict[str, Any]
-) -> list[FieldError]:
-    if not old_meta.get("deletionTimestamp"):
-        return []
-    if not set(meta.get("finalizers") or ()) - set(old_meta.get("finalizers") or ()):
-        return []
-    message = "Forbidden: no new finalizers can be added if the object is being deleted"
-    return [FieldError("metadata.finalizers", "FieldValueForbidden", message)]
 
 
 class Api:
@@ -206,14 +129,14 @@ class Api:
         self, rt: ResourceType, ns: str, body: Any, ctx: Ctx, *, owned: bool = False
     ) -> Obj:
         """Create from ``body``; ``owned`` says the caller hands it over to be mutated."""
-        obj = self._check_body(rt, body, owned=owned)
+        obj = checked_body(rt, body, owned=owned)
         meta = obj.setdefault("metadata", {})
         if not isinstance(meta, dict):
             raise errors.bad_request("metadata must be an object")
-        self._set_namespace(rt, ns, meta)
+        set_namespace(rt, ns, meta)
         if rt.namespaced:
             self._check_namespace(meta["namespace"])
-        for key in (*_SERVER_META, "resourceVersion", "selfLink", "generation"):
+        for key in (*SERVER_META, "resourceVersion", "selfLink", "generation"):
             meta.pop(key, None)
         if not meta.get("name") and meta.get("generateName"):
             meta["name"] = meta["generateName"] + "".join(
@@ -239,35 +162,6 @@ class Api:
         if ctx.manager and "managedFields" not in meta:
             obj["metadata"]["managedFields"] = self._record(rt, None, obj, ctx.manager)
         return self._write(rt, obj, None, ctx, defaulted=obj is defaulted)
-
-    def _check_body(self, rt: ResourceType, body: Any, *, owned: bool) -> Obj:
-        """``body`` checked against ``rt``, as an object the write may mutate: ``body``
-        itself when ``owned`` (nobody else holds it), else a copy."""
-        if not isinstance(body, dict):
-            raise errors.bad_request("the body of the request must be a JSON object")
-        obj = body if owned else copy.deepcopy(body)
-        api_version, kind = obj.get("apiVersion"), obj.get("kind")
-        if (kind and kind != rt.kind) or (api_version and api_version != rt.api_version):
-            raise errors.bad_request(
-                f"the API version in the data ({api_version}) does not match the expected "
-                f"API version ({rt.api_version})"
-                if api_version != rt.api_version
-                else f"the kind in the data ({kind}) does not match the expected kind ({rt.kind})"
-            )
-        obj["apiVersion"], obj["kind"] = rt.api_version, rt.kind
-        return obj
-
-    def _set_namespace(self, rt: ResourceType, ns: str, meta: dict[str, Any]) -> None:
-        if not rt.namespaced:
-            meta.pop("namespace", None)
-            return
-        given = meta.get("namespace")
-        if given and given != ns:
-            raise errors.bad_request(
-                "the namespace of the provided object does not match the namespace sent on "
-                "the request"
-            )
-        meta["namespace"] = ns
 
     def _check_namespace(self, ns: str) -> None:
         namespace = self.store.get(NAMESPACE.storage, "", ns)
@@ -329,7 +223,7 @@ class Api:
     ) -> Obj:
         """Replace with ``body``; ``owned`` as for ``create``."""
         live = self.get(rt, ns, name)
-        obj = self._check_body(rt, body, owned=owned)
+        obj = checked_body(rt, body, owned=owned)
         meta = obj.get("metadata")
         if not isinstance(meta, dict):
             raise errors.bad_request("metadata must be an object")
@@ -354,17 +248,17 @@ class Api:
         if sub == "status":
             new = self._status_write(rt, live, obj, unchanged, shares=shares)
         else:
-            new = _main_write(rt, live, obj, shares=shares)
+            new = main_write(rt, live, obj, shares=shares)
         meta = new.setdefault("metadata", {})
         old_meta = live["metadata"]
-        _keep_server_meta(meta, old_meta)
-        self._fail_if_invalid(rt, name, _new_finalizers_while_deleting(meta, old_meta))
+        keep_server_meta(meta, old_meta)
+        self._fail_if_invalid(rt, name, new_finalizers_while_deleting(meta, old_meta))
         if rt.builtin:
             builtin.prepare_update(rt, new)
         new = self._apply_schema(rt, new, ctx, unchanged)
         self._fail_if_invalid(rt, name, builtin.validate(rt, new, live))
         defaulted = new
-        if rt.generation and _spec_view(rt, new) != _spec_view(rt, live):
+        if rt.generation and spec_view(rt, new) != spec_view(rt, live):
             new["metadata"]["generation"] = int(old_meta.get("generation") or 0) + 1
         if self.admission is not None:
             new = await self.admission("UPDATE", rt, new, live, ctx)
@@ -372,7 +266,7 @@ class Api:
         if ctx.manager:
             new["metadata"]["managedFields"] = self._record(rt, live, new, ctx.manager)
         new["metadata"]["resourceVersion"] = old_meta["resourceVersion"]
-        if _without_volatile(new) == _without_volatile(live):
+        if without_volatile(new) == without_volatile(live):
             return live
         if meta.get("deletionTimestamp") and not meta.get("finalizers") and rt != NAMESPACE:
             return self._remove(rt, live, ctx)
@@ -382,11 +276,11 @@ class Api:
         self, rt: ResourceType, live: Obj, obj: Obj, unchanged: frozenset[str], *, shares: bool
     ) -> Obj:
         """The stored object with ``obj``'s status (none if it has none)."""
-        new = _copy_for_write(live, self._untouched(rt, unchanged) | {"status"})
+        new = copy_for_write(live, self._untouched(rt, unchanged) | {"status"})
         new.pop("status", None)
         if "status" in obj:
             status = obj["status"]
-            new["status"] = _unshared(status, live.get("status")) if shares else status
+            new["status"] = unshared(status, live.get("status")) if shares else status
         return new
 
     def _untouched(self, rt: ResourceType, unchanged: frozenset[str]) -> frozenset[str]:
@@ -409,29 +303,16 @@ class Api:
         sub: str = "",
     ) -> tuple[Obj, bool]:
         """Apply a patch; the flag is True when server-side apply created the object."""
-        if content_type == STRATEGIC and not rt.builtin:
-            raise errors.unsupported_media(
-                f"the body of the request was in an unknown format - accepted media types "
-                f"include: {JSON_PATCH}, {MERGE}, {APPLY}"
-            )
+        patching.check_media(rt, content_type)
         if content_type == APPLY:
             return await self._server_side_apply(rt, ns, name, raw, ctx, sub)
         live = self.get(rt, ns, name)
-        body = _decode_json(raw)
-        try:
-            if content_type == MERGE:
-                patched = merge_patch_sharing(live, body)
-            elif content_type == JSON_PATCH:
-                patched = json_patch(live, body)
-            else:
-                patched = strategic_merge_patch(live, body, rt.strategy_kind)
-        except PatchError as exc:
-            raise ApiError(exc.code, "BadRequest" if exc.code == 400 else "", str(exc)) from exc
+        patched = patching.patched(rt, live, content_type, raw)
         rv = (patched.get("metadata") or {}).get("resourceVersion")
         if rv and rv != live["metadata"]["resourceVersion"]:
             raise errors.conflict(rt.group, rt.plural, name, errors.STALE)
         # Only a merge patch result shares parts with ``live``; the others are fresh.
-        obj = self._check_body(rt, patched, owned=True)
+        obj = checked_body(rt, patched, owned=True)
         return await self._replace(rt, live, obj, ctx, sub, shares=content_type == MERGE), False
 
     async def _server_side_apply(
@@ -441,16 +322,12 @@ class Api:
             raise errors.bad_request(
                 "PATCH, application/apply-patch+yaml requests must have fieldManager set"
             )
-        try:
-            applied = yaml.load(raw, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
-        except yaml.YAMLError as exc:
-            raise errors.bad_request(f"error decoding YAML: {exc}") from exc
-        applied = self._check_body(rt, applied, owned=True)
+        applied = checked_body(rt, patching.applied(raw), owned=True)
         meta = applied.setdefault("metadata", {})
         if meta.get("name", name) != name:
             raise errors.bad_request("the name of the object does not match the name on the URL")
         meta["name"] = name
-        self._set_namespace(rt, ns, meta)
+        set_namespace(rt, ns, meta)
         live = self.store.get(rt.storage, ns if rt.namespaced else "", name)
         if live is not None:
             # Merged in the version applied; nothing changes for objects stored in it.
@@ -461,21 +338,7 @@ class Api:
                 live, applied, ctx.manager, force=ctx.force, kind=rt.strategy_kind, types=types
             )
         except ApplyConflict as exc:
-            raise ApiError(
-                409,
-                "Conflict",
-                str(exc),
-                {
-                    "causes": [
-                        {
-                            "reason": "FieldManagerConflict",
-                            "message": f'conflict with "{manager}": {path}',
-                            "field": path,
-                        }
-                        for manager, path in exc.conflicts
-                    ]
-                },
-            ) from exc
+            raise patching.apply_conflict(exc) from exc
         manager, ctx.manager = ctx.manager, None
         try:
             if live is None:
@@ -494,74 +357,30 @@ class Api:
         """Delete or start deleting; the flag is True when the object is gone."""
         live = self.get(rt, ns, name)
         meta = live["metadata"]
-        pre = options.get("preconditions") or {}
-        if pre.get("uid") and pre["uid"] != meta.get("uid"):
-            raise errors.conflict(
-                rt.group,
-                rt.plural,
-                name,
-                f"Precondition failed: UID in precondition: {pre['uid']}, UID in object meta: "
-                f"{meta.get('uid')}",
-            )
-        if pre.get("resourceVersion") and pre["resourceVersion"] != meta["resourceVersion"]:
-            raise errors.conflict(rt.group, rt.plural, name, errors.STALE)
+        deletion.check_preconditions(rt, name, meta, options)
         if self.admission is not None:
             await self.admission("DELETE", rt, live, live, ctx)
             self._unchanged_since(rt, live)
-        policy = options.get("propagationPolicy")
-        if policy is None and options.get("orphanDependents") is not None:
-            policy = "Orphan" if options["orphanDependents"] else "Background"
-        if policy is None:
-            policy = "Orphan" if (rt.group, rt.kind) == ("batch", "Job") else "Background"
-        if policy not in ("Orphan", "Background", "Foreground"):
-            raise errors.bad_request(f"invalid propagationPolicy: {policy}")
+        policy = deletion.propagation_policy(rt, options)
         uid = meta.get("uid", "")
         dependents = self.store.dependents.get(uid, set())
         if policy == "Orphan" and not ctx.dry_run:
-            await self._orphan(uid, ctx)
+            deletion.orphan(self.store, uid)
         new = copy.deepcopy(live)
         new_meta = new["metadata"]
         finalizers = list(new_meta.get("finalizers") or ())
         if policy == "Foreground" and dependents and "foregroundDeletion" not in finalizers:
             finalizers.append("foregroundDeletion")
             new_meta["finalizers"] = finalizers
-        grace = self._grace(rt, live, options)
+        grace = deletion.grace_seconds(rt, live, options)
         if rt == NAMESPACE:
             new.setdefault("status", {})["phase"] = "Terminating"
         elif not finalizers and not grace:
             return self._remove(rt, live, ctx), True
-        if not new_meta.get("deletionTimestamp"):
-            when = datetime.now(UTC) + timedelta(seconds=grace)
-            new_meta["deletionTimestamp"] = when.strftime("%Y-%m-%dT%H:%M:%SZ")
-            new_meta["deletionGracePeriodSeconds"] = grace
+        deletion.mark_deleting(new_meta, grace)
         if new == live:
             return live, False
         return self._write(rt, new, live, ctx), False
-
-    def _grace(self, rt: ResourceType, live: Obj, options: dict[str, Any]) -> int:
-        """Seconds of graceful deletion: only bound, running pods get any."""
-        if (rt.group, rt.kind) != ("", "Pod"):
-            return 0
-        spec, status = live.get("spec") or {}, live.get("status") or {}
-        if not spec.get("nodeName") or status.get("phase") in ("Succeeded", "Failed"):
-            return 0
-        grace = options.get("gracePeriodSeconds")
-        if grace is None:
-            grace = spec.get("terminationGracePeriodSeconds", 30)
-        return max(int(grace), 0)
-
-    async def _orphan(self, uid: str, ctx: Ctx) -> None:
-        for resource, ns, name in sorted(self.store.dependents.get(uid, set())):
-            obj = self.store.get(resource, ns, name)
-            if obj is None:
-                continue
-            new = copy.deepcopy(obj)
-            refs = [r for r in new["metadata"].get("ownerReferences") or () if r.get("uid") != uid]
-            if refs:
-                new["metadata"]["ownerReferences"] = refs
-            else:
-                new["metadata"].pop("ownerReferences", None)
-            self.store.put(resource, new, obj)
 
     async def delete_collection(
         self, rt: ResourceType, flt: Filter, options: dict[str, Any], ctx: Ctx
@@ -626,10 +445,3 @@ class Api:
                     self.store.remove(rt.storage, obj)
         else:
             self.registry.register_crd(crd)
-
-
-def _decode_json(raw: bytes) -> Any:
-    try:
-        return json.loads(raw or b"null")
-    except ValueError as exc:
-        raise errors.bad_request(f"error decoding patch: {exc}") from exc

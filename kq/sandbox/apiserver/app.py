@@ -26,11 +26,12 @@ from kq.sandbox.apiserver import (
     subresources,
 )
 from kq.sandbox.apiserver.access import Gate
-from kq.sandbox.apiserver.api import APPLY, PATCH_TYPES, Api, Ctx
+from kq.sandbox.apiserver.api import Api, Ctx
 from kq.sandbox.apiserver.arguments import Target
 from kq.sandbox.apiserver.authn import ADMIN, Authenticator, Signer
 from kq.sandbox.apiserver.errors import ApiError
 from kq.sandbox.apiserver.faults import Faults
+from kq.sandbox.apiserver.patching import APPLY, PATCH_TYPES
 from kq.sandbox.apiserver.rbac import Authorizer, User
 from kq.sandbox.apiserver.registry import Registry, ResourceType
 from kq.sandbox.apiserver.store import Obj, Store

@@ -1,0 +1,74 @@
+"""The rules of a delete: preconditions, the propagation policy, graceful deletion, orphaning."""
+
+from __future__ import annotations
+
+import copy
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from kq.sandbox.apiserver import errors
+from kq.sandbox.apiserver.registry import ResourceType
+from kq.sandbox.apiserver.store import Obj, Store
+
+
+def check_preconditions(rt: ResourceType, name: str, meta: Obj, options: dict[str, Any]) -> None:
+    """Refuse the delete when the options' uid or resourceVersion is not the live one's."""
+    pre = options.get("preconditions") or {}
+    if pre.get("uid") and pre["uid"] != meta.get("uid"):
+        raise errors.conflict(
+            rt.group,
+            rt.plural,
+            name,
+            f"Precondition failed: UID in precondition: {pre['uid']}, UID in object meta: "
+            f"{meta.get('uid')}",
+        )
+    if pre.get("resourceVersion") and pre["resourceVersion"] != meta["resourceVersion"]:
+        raise errors.conflict(rt.group, rt.plural, name, errors.STALE)
+
+
+def propagation_policy(rt: ResourceType, options: dict[str, Any]) -> str:
+    """The policy asked for, else the legacy orphanDependents, else the resource's default."""
+    policy = options.get("propagationPolicy")
+    if policy is None and options.get("orphanDependents") is not None:
+        policy = "Orphan" if options["orphanDependents"] else "Background"
+    if policy is None:
+        policy = "Orphan" if (rt.group, rt.kind) == ("batch", "Job") else "Background"
+    if policy not in ("Orphan", "Background", "Foreground"):
+        raise errors.bad_request(f"invalid propagationPolicy: {policy}")
+    return str(policy)
+
+
+def grace_seconds(rt: ResourceType, live: Obj, options: dict[str, Any]) -> int:
+    """Seconds of graceful deletion: only bound, running pods get any."""
+    if (rt.group, rt.kind) != ("", "Pod"):
+        return 0
+    spec, status = live.get("spec") or {}, live.get("status") or {}
+    if not spec.get("nodeName") or status.get("phase") in ("Succeeded", "Failed"):
+        return 0
+    grace = options.get("gracePeriodSeconds")
+    if grace is None:
+        grace = spec.get("terminationGracePeriodSeconds", 30)
+    return max(int(grace), 0)
+
+
+def mark_deleting(meta: dict[str, Any], grace: int) -> None:
+    """Start graceful deletion, unless it has started already."""
+    if not meta.get("deletionTimestamp"):
+        when = datetime.now(UTC) + timedelta(seconds=grace)
+        meta["deletionTimestamp"] = when.strftime("%Y-%m-%dT%H:%M:%SZ")
+        meta["deletionGracePeriodSeconds"] = grace
+
+
+def orphan(store: Store, uid: str) -> None:
+    """Drop the owner ``uid`` from its dependents' ownerReferences."""
+    for resource, ns, name in sorted(store.dependents.get(uid, set())):
+        obj = store.get(resource, ns, name)
+        if obj is None:
+            continue
+        new = copy.deepcopy(obj)
+        refs = [r for r in new["metadata"].get("ownerReferences") or () if r.get("uid") != uid]
+        if refs:
+            new["metadata"]["ownerReferences"] = refs
+        else:
+            new["metadata"].pop("ownerReferences", None)
+        store.put(resource, new, obj)
