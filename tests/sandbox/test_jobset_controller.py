@@ -7,7 +7,8 @@ from typing import Any
 import pytest
 
 from kq.sandbox.cluster.actions import Create, Delete, Event, Patch, Ref
-from kq.sandbox.cluster.jobset_controller import build_job, job_key, reconcile_jobset
+from kq.sandbox.cluster.jobset_controller import reconcile_jobset
+from kq.sandbox.cluster.jobset_objects import build_job, job_key
 from kq.sandbox.cluster.nodes import node_objects
 from kq.sandbox.cluster.podinfo import condition, labels_of
 from kq.sandbox.cluster.profiles import load_profile

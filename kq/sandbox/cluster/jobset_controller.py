@@ -11,8 +11,6 @@ change is also recorded as an Event whose reason and message are the condition's
 
 from __future__ import annotations
 
-import copy
-import hashlib
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -27,37 +25,25 @@ from kq.sandbox.cluster.actions import (
     Obj,
     Patch,
     Ref,
-    controller_ref,
     meta,
     owned_by,
 )
 from kq.sandbox.cluster.clock import rfc3339
-from kq.sandbox.cluster.exclusive import EXCLUSIVE_KEY, JOB_KEY
+from kq.sandbox.cluster.jobset_objects import (
+    REPLICATED_JOB_NAME,
+    RESTART_ATTEMPT,
+    build_job,
+    replicas,
+    resume_patch,
+)
 from kq.sandbox.cluster.podinfo import condition, labels_of
 
-PREFIX = "jobset.sigs.k8s.io/"
-JOBSET_NAME = PREFIX + "jobset-name"
-REPLICATED_JOB_NAME = PREFIX + "replicatedjob-name"
-RESTART_ATTEMPT = PREFIX + "restart-attempt"
 SOURCE = "jobset"
-_TEMPLATE_MAPS = ("labels", "annotations")
-_SPEC_MAPS = ("nodeSelector",)
-_SPEC_LISTS = ("tolerations", "schedulingGates")
-
-
-def job_key(namespace: str, job_name: str) -> str:
-    """The ``job-key`` label: SHA-1 of ``<namespace>/<jobName>`` (upstream's code uses SHA-1)."""
-    return hashlib.sha1(f"{namespace}/{job_name}".encode()).hexdigest()
 
 
 def _true(obj: Mapping[str, Any], type_: str) -> bool:
     cond = condition(obj, type_)
     return cond is not None and cond.get("status") == "True"
-
-
-def _replicas(rjob: Mapping[str, Any]) -> int:
-    value = rjob.get("replicas")
-    return 1 if value is None else int(value)
 
 
 def _attempt(job: Mapping[str, Any]) -> int:
@@ -103,85 +89,6 @@ class _Pass:
         current = next((c for c in self.conditions if c["type"] == "RestartingJobSet"), None)
         if current is not None and current.get("status") == "True":
             self.set_condition("RestartingJobSet", "False", reason, message)
-
-
-def _keys(
-    jobset: Mapping[str, Any], rjob: Mapping[str, Any], index: int, attempt: int
-) -> dict[str, str]:
-    """The jobset.sigs.k8s.io/* keys one child Job (and its pods) carries."""
-    m = meta(jobset)
-    rjobs = (jobset.get("spec") or {}).get("replicatedJobs") or []
-    position = next(i for i, r in enumerate(rjobs) if r["name"] == rjob["name"])
-    group = str(rjob.get("groupName") or "default")
-    in_group = [r for r in rjobs if str(r.get("groupName") or "default") == group]
-    name = f"{m['name']}-{rjob['name']}-{index}"
-    before_group = next(i for i, r in enumerate(in_group) if r["name"] == rjob["name"])
-    return {
-        JOBSET_NAME: str(m["name"]),
-        PREFIX + "jobset-uid": str(m.get("uid", "")),
-        REPLICATED_JOB_NAME: str(rjob["name"]),
-        PREFIX + "replicatedjob-replicas": str(_replicas(rjob)),
-        PREFIX + "global-replicas": str(sum(_replicas(r) for r in rjobs)),
-        PREFIX + "job-index": str(index),
-        PREFIX + "job-global-index": str(sum(_replicas(r) for r in rjobs[:position]) + index),
-        PREFIX + "group-name": group,
-        PREFIX + "group-replicas": str(sum(_replicas(r) for r in in_group)),
-        PREFIX + "job-group-index": str(sum(_replicas(r) for r in in_group[:before_group]) + index),
-        JOB_KEY: job_key(str(m.get("namespace", "default")), name),
-        RESTART_ATTEMPT: str(attempt),
-    }
-
-
-def build_job(jobset: Mapping[str, Any], rjob: Mapping[str, Any], index: int) -> Obj:
-    """Child Job ``index`` of ``rjob`` for the JobSet's current restart attempt."""
-    m = meta(jobset)
-    status = jobset.get("status") or {}
-    template = copy.deepcopy(rjob.get("template") or {})
-    tmeta = template.get("metadata") or {}
-    spec: Obj = template.get("spec") or {}
-    spec.setdefault("completionMode", "Indexed")
-    spec["suspend"] = bool((jobset.get("spec") or {}).get("suspend"))
-    keys = _keys(jobset, rjob, index, int(status.get("restarts") or 0))
-    exclusive = (m.get("annotations") or {}).get(EXCLUSIVE_KEY) or (
-        tmeta.get("annotations") or {}
-    ).get(EXCLUSIVE_KEY)
-    extra_notes = {EXCLUSIVE_KEY: exclusive} if exclusive else {}
-    pod_template = spec.setdefault("template", {})
-    pod_meta = pod_template.setdefault("metadata", {})
-    pod_meta["labels"] = {**(pod_meta.get("labels") or {}), **keys}
-    pod_meta["annotations"] = {**(pod_meta.get("annotations") or {}), **keys, **extra_notes}
-    pod_spec = pod_template.setdefault("spec", {})
-    pod_spec.setdefault("restartPolicy", "OnFailure")
-    network = (jobset.get("spec") or {}).get("network") or {}
-    if network.get("enableDNSHostnames", True):
-        pod_spec.setdefault("subdomain", network.get("subdomain") or m["name"])
-    return {
-        "apiVersion": "batch/v1",
-        "kind": "Job",
-        "metadata": {
-            "name": f"{m['name']}-{rjob['name']}-{index}",
-            "namespace": m.get("namespace", "default"),
-            "labels": {**(tmeta.get("labels") or {}), **keys},
-            "annotations": {**(tmeta.get("annotations") or {}), **keys, **extra_notes},
-            "ownerReferences": [controller_ref(jobset)],
-        },
-        "spec": spec,
-    }
-
-
-def _resume_patch(job: Mapping[str, Any], rjob: Mapping[str, Any]) -> Obj:
-    """Carry the JobSet's current pod-template scheduling edits into a suspended Job, then run."""
-    source = (rjob.get("template") or {}).get("spec", {}).get("template") or {}
-    have = ((job.get("spec") or {}).get("template")) or {}
-    tmeta: Obj = {k: dict((source.get("metadata") or {}).get(k) or {}) for k in _TEMPLATE_MAPS}
-    tspec: Obj = {k: dict((source.get("spec") or {}).get(k) or {}) for k in _SPEC_MAPS}
-    for key in _SPEC_LISTS:
-        merged = list((have.get("spec") or {}).get(key) or [])
-        merged += [x for x in (source.get("spec") or {}).get(key) or [] if x not in merged]
-        tspec[key] = merged or None
-    template = {"metadata": {k: v for k, v in tmeta.items() if v},
-                "spec": {k: v for k, v in tspec.items() if v}}  # fmt: skip
-    return {"spec": {"suspend": False, "template": template}}
 
 
 def _rule_applies(rule: Mapping[str, Any], job: Mapping[str, Any]) -> bool:
@@ -292,7 +199,7 @@ def _succeeded(spec: Mapping[str, Any], rstatus: Sequence[Obj]) -> bool:
     policy = spec.get("successPolicy") or {}
     rjobs = spec.get("replicatedJobs") or []
     targets = set(policy.get("targetReplicatedJobs") or [r["name"] for r in rjobs])
-    wanted = {r["name"]: _replicas(r) for r in rjobs if r["name"] in targets}
+    wanted = {r["name"]: replicas(r) for r in rjobs if r["name"] in targets}
     done = {s["name"]: int(s["succeeded"]) for s in rstatus if s["name"] in targets}
     if policy.get("operator") == "Any":
         return any(done.get(name, 0) > 0 for name in wanted)
@@ -361,7 +268,7 @@ def _sync_conditions(p: _Pass, rjobs: Sequence[Obj], rstatus: Sequence[Obj]) -> 
         p.set_condition("Suspended", "False", "ResumeJobs", "jobset is resumed")
     restarting = condition(p.jobset, "RestartingJobSet") or {}
     if restarting.get("status") == "True" and sum(s["ready"] for s in rstatus) >= sum(
-        _replicas(r) for r in rjobs
+        replicas(r) for r in rjobs
     ):
         p.set_condition("RestartingJobSet", "False", "JobsReady", "all jobs are ready")
 
@@ -377,7 +284,7 @@ def _sync_jobs(
     by_name = {str(meta(j)["name"]): j for j in current}
     old_names = {str(meta(j)["name"]) for j in previous}
     for rjob in rjobs:
-        for index in range(_replicas(rjob)):
+        for index in range(replicas(rjob)):
             name = f"{meta(p.jobset)['name']}-{rjob['name']}-{index}"
             job = by_name.get(name)
             if job is None:
@@ -393,7 +300,7 @@ def _sync_jobs(
                 if (job.get("status") or {}).get("startTime"):
                     # A started Job's template is immutable: clear startTime before editing it.
                     p.actions.append(Patch(Ref.of(job), {"status": {"startTime": None}}, "status"))
-                p.actions.append(Patch(Ref.of(job), _resume_patch(job, rjob)))
+                p.actions.append(Patch(Ref.of(job), resume_patch(job, rjob)))
 
 
 def _finish(p: _Pass, old: Mapping[str, Any], status: Obj, rstatus: list[Obj]) -> list[Action]:

@@ -17,7 +17,6 @@ the templates as they are then.
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -31,135 +30,31 @@ from kq.sandbox.cluster.actions import (
     Obj,
     Patch,
     Ref,
-    controller_ref,
     meta,
     owned_by,
 )
 from kq.sandbox.cluster.clock import rfc3339
-from kq.sandbox.cluster.kubelet import until_deleted
+from kq.sandbox.cluster.mpijob_objects import (
+    JOB_ROLE,
+    build_config,
+    build_launcher,
+    build_worker,
+    mpi_spec,
+    worker_count,
+)
 from kq.sandbox.cluster.podinfo import condition, labels_of, phase
 
-PREFIX = "training.kubeflow.org/"
-JOB_NAME = PREFIX + "job-name"
-JOB_ROLE = PREFIX + "job-role"
-REPLICA_INDEX = PREFIX + "replica-index"
-OPERATOR_NAME = PREFIX + "operator-name"
 SOURCE = "mpi-job-controller"
 _FINISHED = ("Succeeded", "Failed")
 
 
-def _spec(mpijob: Mapping[str, Any]) -> Mapping[str, Any]:
-    return mpijob.get("spec") or {}
-
-
-def _replica(mpijob: Mapping[str, Any], role: str) -> Mapping[str, Any] | None:
-    value = (_spec(mpijob).get("mpiReplicaSpecs") or {}).get(role)
-    return value if isinstance(value, Mapping) else None
-
-
-def _workers(mpijob: Mapping[str, Any]) -> int:
-    worker = _replica(mpijob, "Worker")
-    return int(worker.get("replicas") or 0) if worker is not None else 0
-
-
 def _suspended(mpijob: Mapping[str, Any]) -> bool:
-    return bool((_spec(mpijob).get("runPolicy") or {}).get("suspend"))
+    return bool((mpi_spec(mpijob).get("runPolicy") or {}).get("suspend"))
 
 
 def _true(obj: Mapping[str, Any], type_: str) -> bool:
     cond = condition(obj, type_)
     return cond is not None and cond.get("status") == "True"
-
-
-def _labels(mpijob: Mapping[str, Any], role: str) -> dict[str, str]:
-    return {OPERATOR_NAME: "mpi-operator", JOB_NAME: str(meta(mpijob)["name"]), JOB_ROLE: role}
-
-
-def _restart_policy(spec: Mapping[str, Any], default: str) -> str:
-    policy = str(spec.get("restartPolicy") or default)
-    return "Never" if policy == "ExitCode" else policy
-
-
-def _template(mpijob: Mapping[str, Any], role: str, hostname: str) -> Obj:
-    """The role's pod template with the operator's labels, hostname and restart policy."""
-    spec = _replica(mpijob, role.capitalize()) or {}
-    template = copy.deepcopy(spec.get("template") or {})
-    tmeta = template.setdefault("metadata", {})
-    tmeta["labels"] = {**(tmeta.get("labels") or {}), **_labels(mpijob, role)}
-    pod = template.setdefault("spec", {})
-    pod["hostname"] = hostname
-    pod["subdomain"] = str(meta(mpijob)["name"])  # the MPIJob's headless Service
-    pod["restartPolicy"] = _restart_policy(spec, "OnFailure" if role == "launcher" else "Never")
-    return template
-
-
-def build_worker(mpijob: Mapping[str, Any], index: int) -> Obj:
-    """Worker pod ``index``: sshd (the image's default) that runs until deleted."""
-    m = meta(mpijob)
-    name = f"{m['name']}-worker-{index}"
-    template = _template(mpijob, "worker", name)
-    container = (template["spec"].get("containers") or [{}])[0]
-    if not container.get("command") and not container.get("args"):
-        container["command"] = ["/usr/sbin/sshd", "-De"]
-    template = until_deleted(template)
-    labels = {**template["metadata"]["labels"], REPLICA_INDEX: str(index)}
-    return {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {
-            "name": name,
-            "namespace": m.get("namespace", "default"),
-            "labels": labels,
-            "annotations": dict(template["metadata"].get("annotations") or {}),
-            "ownerReferences": [controller_ref(mpijob)],
-        },
-        "spec": template["spec"],
-    }
-
-
-def build_launcher(mpijob: Mapping[str, Any]) -> Obj:
-    """The launcher Job, with the run policy's backoff limit and deadline."""
-    m = meta(mpijob)
-    name = f"{m['name']}-launcher"
-    policy = _spec(mpijob).get("runPolicy") or {}
-    spec: Obj = {"template": _template(mpijob, "launcher", name), "podReplacementPolicy": "Failed"}
-    for key in ("backoffLimit", "activeDeadlineSeconds", "ttlSecondsAfterFinished"):
-        if policy.get(key) is not None:
-            spec[key] = policy[key]
-    return {
-        "apiVersion": "batch/v1",
-        "kind": "Job",
-        "metadata": {
-            "name": name,
-            "namespace": m.get("namespace", "default"),
-            "labels": {"app": str(m["name"])},
-            "ownerReferences": [controller_ref(mpijob)],
-        },
-        "spec": spec,
-    }
-
-
-def build_config(mpijob: Mapping[str, Any]) -> Obj:
-    """The ConfigMap with the OpenMPI-style hostfile (``<host> slots=N`` per worker)."""
-    m = meta(mpijob)
-    name, ns = str(m["name"]), str(m.get("namespace", "default"))
-    slots = int(_spec(mpijob).get("slotsPerWorker") or 1)
-    implementation = str(_spec(mpijob).get("mpiImplementation") or "OpenMPI")
-    lines = []
-    for i in range(_workers(mpijob)):
-        host = f"{name}-worker-{i}.{name}.{ns}.svc"
-        lines.append(f"{host} slots={slots}" if implementation == "OpenMPI" else f"{host}:{slots}")
-    return {
-        "apiVersion": "v1",
-        "kind": "ConfigMap",
-        "metadata": {
-            "name": f"{name}-config",
-            "namespace": ns,
-            "labels": {"app": name},
-            "ownerReferences": [controller_ref(mpijob)],
-        },
-        "data": {"hostfile": "".join(f"{line}\n" for line in lines)},
-    }
 
 
 @dataclass(slots=True)
@@ -247,7 +142,7 @@ def _ours(mpijob: Mapping[str, Any]) -> bool:
     """Whether this controller runs the MPIJob: not being deleted, not managed elsewhere."""
     if meta(mpijob).get("deletionTimestamp"):
         return False
-    managed = (_spec(mpijob).get("runPolicy") or {}).get("managedBy")
+    managed = (mpi_spec(mpijob).get("runPolicy") or {}).get("managedBy")
     return not managed or managed == "kubeflow.org/mpi-operator"  # else MultiKueue runs it
 
 
@@ -276,7 +171,7 @@ def _mark_created(p: _Pass) -> None:
 
 def _clean_up_finished(p: _Pass, workers: Sequence[Obj]) -> list[Action]:
     """A finished MPIJob only releases its workers as ``cleanPodPolicy`` says."""
-    clean = str((_spec(p.mpijob).get("runPolicy") or {}).get("cleanPodPolicy") or "None")
+    clean = str((mpi_spec(p.mpijob).get("runPolicy") or {}).get("cleanPodPolicy") or "None")
     _clean_workers(p, workers, clean)
     replicas = p.old.get("replicaStatuses") or {}
     worker = dict(replicas.get("Worker") or {})
@@ -297,12 +192,12 @@ def _create_children(
     if not run:
         return
     have = {str(meta(pod)["name"]) for pod in workers}
-    for index in range(_workers(p.mpijob)):
+    for index in range(worker_count(p.mpijob)):
         if f"{name}-worker-{index}" not in have:
             p.actions.append(Create(build_worker(p.mpijob, index)))
     alive = [w for w in workers if not meta(w).get("deletionTimestamp")]
     ready = [w for w in alive if (condition(w, "Ready") or {}).get("status") == "True"]
-    if launcher is None and len(ready) == _workers(p.mpijob) == len(alive):
+    if launcher is None and len(ready) == worker_count(p.mpijob) == len(alive):
         p.actions.append(Create(build_launcher(p.mpijob)))
 
 
