@@ -85,6 +85,11 @@ def _status() -> dict[str, Any]:
             "end": date_time(description="Unset while the workload holds quota."),
             "boundEnd": date_time(description="When maximumExecutionTimeSeconds ends it."),
             "usage": map_of(quantity(), description="Per resource, what it holds."),
+            "total": map_of(
+                integer(fmt="int64", minimum=0),
+                description="A compacted entry: resource-seconds (Kueue units) that count in "
+                "full until its end leaves the window.",
+            ),
         },
         required=("workload", "uid", "start", "usage"),
     )

@@ -20,7 +20,9 @@ import pytest
 
 from kq.api.timestamps import parse_time
 from kq.runtime.client import KubeClient
+from kq.runtime.errors import ApiError
 from kq.runtime.resources import WORKLOADS
+from tests import harness
 from tests.admissionchecks.test_approval_cluster import scraped
 from tests.budgets.helpers import bounded, budget, budget_status, hours, pending_message
 from tests.controllers.helpers import (
@@ -75,6 +77,10 @@ async def pending_on_budget(client: KubeClient, ns: str, name: str) -> str:
 
 async def is_admitted(client: KubeClient, ns: str, name: str) -> dict[str, Any]:
     return await eventually(lambda: admitted(client, ns, name), f"{name} admitted")
+
+
+def is_api_error(exc: Exception) -> bool:
+    return isinstance(exc, ApiError)
 
 
 def admitted_at(obj: dict[str, Any]) -> float:
@@ -184,7 +190,11 @@ async def test_a_restarted_kq_keeps_counting_what_the_window_consumed(
             ledger = status.get("admissions") or []
             return status if ledger and "end" in ledger[0] else None
 
-        status = await eventually(closed, "a's admission closed by the new kq")
+        # The first kq was killed holding the leader Lease: the new one leads once it expires
+        # (15 s), so this waits longer than the usual 20 s on a loaded machine.
+        status = await harness.eventually(
+            closed, "a's admission closed by the new kq", within=60, retry=is_api_error
+        )
         # Counted up to its maximum execution time, when kq would have stopped it.
         assert hours(status, "consumed") == pytest.approx(0.09, abs=1e-6)
         await asyncio.sleep(3)  # several ticks: b stays out

@@ -9,7 +9,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kq.budgets import CALENDAR, ROLLING, Window
-from kq_plugins.budgets.ledger import Account, Entry, account, need, prune, shortfall
+from kq_plugins.budgets.ledger import (
+    Account,
+    Entry,
+    account,
+    compact,
+    need,
+    prune,
+    shortfall,
+)
 
 CPU = "cpu"
 
@@ -144,3 +152,39 @@ def test_the_simulation_admits_again_once_the_window_moves(alignment: str) -> No
     entries = simulate(window, 10_000.0, plan)
     assert len(entries) == 2
     assert entries[1].start >= 10.0  # the second waited for the first to leave the window
+
+
+# -- compaction: a ledger stays small and never counts less ------------------------------------
+
+
+def test_a_small_ledger_is_left_as_it_is() -> None:
+    entries = [Entry(f"ns/{i}", str(i), float(i), {CPU: 1}, end=i + 1.0) for i in range(10)]
+    assert compact(entries, 0.0, 100.0) == entries
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    spans=st.lists(st.tuples(st.floats(0, 5000), st.floats(0, 300), st.integers(1, 8)),
+                   min_size=21, max_size=80),
+    seconds=st.floats(600, 7200),
+    calendar=st.booleans(),
+)  # fmt: skip
+def test_compaction_keeps_the_ledger_small_and_never_counts_less(
+    spans: list[tuple[float, float, int]], seconds: float, calendar: bool
+) -> None:
+    window = Window(seconds, CALENDAR if calendar else ROLLING)
+    now = 5300.0
+    entries = [
+        Entry(f"ns/{i}", str(i), start, {CPU: cores * 1000}, end=start + length)
+        for i, (start, length, cores) in enumerate(spans)
+    ]
+    compacted = compact(entries, window.start(now), now, most=20, chunk=5)
+    assert len(compacted) <= 20 + len(spans) // 5 + 1
+    assert len(compacted) < len(entries)
+    moment = now
+    while moment <= now + seconds + 300:
+        start = window.start(moment)
+        real = account(entries, start, moment).consumed.get(CPU, 0.0)
+        counted = account(compacted, start, moment).consumed.get(CPU, 0.0)
+        assert counted >= real * (1 - 1e-9), (moment, counted, real)
+        moment += seconds / 7

@@ -59,3 +59,11 @@ def test_the_pending_message_reads_in_resource_hours() -> None:
         "the window; 60 available, needs 128"
     )
     assert [number(x) for x in (0.0125, 2.5, 99.0, 1234.4)] == ["0.0125", "2.5", "99", "1,234"]
+
+
+def test_a_compacted_entry_survives_the_round_trip_rounded_up() -> None:
+    b = parse_budget(budget("b", {"kind": "ClusterQueue", "name": "q"}, {"cpu": "1"}))
+    merged = Entry("50 admissions", "", NOW - 900, {}, end=NOW - 100, total={"cpu": 1234.5})
+    (back,) = load_entries({"status": render(b, [merged], Account(), NOW, {})})
+    assert back.total == {"cpu": 1235.0}
+    assert (back.start, back.end) == (merged.start, merged.end)

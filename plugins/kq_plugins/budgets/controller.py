@@ -29,7 +29,7 @@ from kq.plugin import (
 )
 from kq_plugins.budgets import metrics
 from kq_plugins.budgets.book import Book, Ledger
-from kq_plugins.budgets.ledger import Entry, need, prune
+from kq_plugins.budgets.ledger import Entry, compact, need, prune
 from kq_plugins.budgets.status import invalid, load_entries, render
 from kq_plugins.budgets.workloads import Facts, facts, limit_left
 
@@ -172,11 +172,14 @@ def update(ledger: Ledger, workloads: list[Facts], now: float) -> None:
         bound = None if f.limit_left is None else start + f.limit_left
         entries.append(Entry(f.key, uid, start, f.usage, bound_end=bound))
     known = {(e.uid, e.start) for e in entries}
+    # Compaction merges the oldest closed entries: what ended by then is in them already.
+    horizon = max((e.end or 0.0 for e in entries if e.total is not None), default=float("-inf"))
     for f in workloads:  # admitted and finished between two ticks
-        if f.finished_span is not None and (f.uid, f.finished_span[0]) not in known:
-            start, end = f.finished_span
-            entries.append(Entry(f.key, f.uid, start, f.usage, end=end))
-    ledger.entries = prune(entries, ledger.budget.window.start(now))
+        span = f.finished_span
+        if span is not None and (f.uid, span[0]) not in known and span[1] > horizon:
+            entries.append(Entry(f.key, f.uid, span[0], f.usage, end=span[1]))
+    start = ledger.budget.window.start(now)
+    ledger.entries = compact(prune(entries, start), start, now)
     ledger.holding = {f.key: need(f.usage, f.limit_left or 0.0) for f in workloads if f.holding}
 
 

@@ -24,6 +24,8 @@ class Entry:
     end: float | None = None
     bound_end: float | None = None
     """When ``maximumExecutionTimeSeconds`` stops it; ``None`` when it has no limit."""
+    total: Mapping[str, float] | None = None
+    """A compacted entry: these resource-seconds count in full while ``end`` is in the window."""
 
     def closed(self, at: float) -> Entry:
         return replace(self, end=max(self.start, at))
@@ -64,6 +66,11 @@ def account(
     consumed: dict[str, float] = {}
     reserved: dict[str, float] = {}
     for entry in entries:
+        if entry.total is not None:
+            if entry.end is not None and entry.end > window_start:
+                for resource, amount in entry.total.items():
+                    consumed[resource] = consumed.get(resource, 0.0) + amount
+            continue
         held = entry.seconds_in(window_start, now)
         left = entry.seconds_left(now)
         for resource, amount in entry.usage.items():
@@ -85,6 +92,37 @@ def need(usage: Usage, seconds: float) -> dict[str, float]:
 def prune(entries: Iterable[Entry], window_start: float) -> list[Entry]:
     """Drop the admissions that ended before the window: they count no more."""
     return [e for e in entries if e.end is None or e.end > window_start]
+
+
+MAX_ENTRIES = 500
+"""Closed entries a ledger keeps one by one; older ones are merged, a chunk at a time, so a
+Budget's status stays far below the API server's object size limit."""
+CHUNK = 50
+
+
+def compact(
+    entries: list[Entry],
+    window_start: float,
+    now: float,
+    most: int = MAX_ENTRIES,
+    chunk: int = CHUNK,
+) -> list[Entry]:
+    """Merge the oldest closed entries, ``chunk`` at a time, into entries that count all they
+    consumed in the window until the last of them leaves it: never less than the originals."""
+    closed = sorted((e for e in entries if e.end is not None), key=lambda e: e.end or 0.0)
+    if len(closed) <= most:
+        return entries
+    merged = closed[: len(closed) - most + chunk]
+    keep = [e for e in entries if e.end is None] + closed[len(merged) :]
+    chunks = [merged[i : i + chunk] for i in range(0, len(merged), chunk)]
+    return [_merge(chunk, window_start, now) for chunk in chunks] + keep
+
+
+def _merge(chunk: list[Entry], window_start: float, now: float) -> Entry:
+    used = account(chunk, window_start, now).consumed
+    end = max(e.end or 0.0 for e in chunk)
+    first = min(e.start for e in chunk)
+    return Entry(f"{len(chunk)} admissions", "", first, {}, end=end, total=dict(used))
 
 
 def shortfall(

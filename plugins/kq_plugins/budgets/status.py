@@ -28,9 +28,16 @@ def load_entries(obj: Mapping[str, Any]) -> list[Entry]:
                 usage={str(k): int(v) for k, v in (raw.get("usage") or {}).items()},
                 end=parse_time(raw.get("end")),
                 bound_end=parse_time(raw.get("boundEnd")),
+                total=_total(raw.get("total")),
             )
         )
     return entries
+
+
+def _total(raw: object) -> dict[str, float] | None:
+    if not isinstance(raw, dict):
+        return None
+    return {str(k): float(v) for k, v in raw.items()}
 
 
 def _entry(entry: Entry) -> Obj:
@@ -44,6 +51,8 @@ def _entry(entry: Entry) -> Obj:
         raw["end"] = rfc3339(math.ceil(entry.end))  # late rather than early: never undercount
     if entry.bound_end is not None:
         raw["boundEnd"] = rfc3339(entry.bound_end)
+    if entry.total is not None:  # rounded up: a compacted entry never counts less
+        raw["total"] = {k: math.ceil(v) for k, v in entry.total.items()}
     return raw
 
 
