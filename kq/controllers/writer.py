@@ -11,13 +11,14 @@ import structlog
 
 from kq.runtime.client import KubeClient
 from kq.runtime.errors import ApiError
-from kq.runtime.events import NORMAL, WARNING, EventRecorder
+from kq.runtime.events import DROPS, NORMAL, WARNING, EventRecorder
 from kq.runtime.resources import WORKLOADS
 
 log = structlog.get_logger("kq.controllers.writer")
 
-# Events waiting for the server before new ones are dropped, as client-go's broadcaster
-# drops when its 1000-deep queue is full: under a client limiter they must not pile up.
+# Events waiting for the server before new ones are dropped (and counted), as client-go's
+# broadcaster drops when its 1000-deep queue is full: under a client limiter they must not
+# pile up. Repeats of an Event being written leave the queue at once (the recorder's series).
 MAX_QUEUED_EVENTS = 1000
 TRACE_ID = "kq.dev/trace-id"
 """Annotation on a decision's Events: the trace id of the cycle that decided."""
@@ -74,7 +75,7 @@ class WorkloadWriter:
             return
         if len(self._events) >= MAX_QUEUED_EVENTS:
             self.dropped_events += 1
-            log.debug("event dropped, queue full", reason=reason, workload=obj["metadata"]["name"])
+            DROPS.add("queue_full")
             return
         kind = WARNING if warning else NORMAL
         annotations = {TRACE_ID: trace_id} if trace_id else None

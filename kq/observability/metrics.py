@@ -336,6 +336,15 @@ workqueue_retries_total = Counter(
     registry=REGISTRY,
 )
 
+# kq's own: Events the recorder never wrote, by why (queue_full, spam, error). client-go drops
+# these silently; a count lets an operator tell a quiet controller from a muted one.
+events_dropped_total = Counter(
+    "kq_events_dropped_total",
+    "Events not written to the API server, by reason",
+    ["reason"],
+    registry=REGISTRY,
+)
+
 # controller-runtime's leader gauge: 1 while this process holds the lease.
 leader_election_master_status = Gauge(
     "leader_election_master_status",

@@ -24,7 +24,9 @@ class StalledRecorder:
         self.started = 0
         self.release = asyncio.Event()
 
-    async def record(self, obj: dict[str, Any], kind: str, reason: str, message: str) -> None:
+    async def record(
+        self, obj: dict[str, Any], kind: str, reason: str, message: str, annotations: object
+    ) -> None:
         self.started += 1
         await self.release.wait()
 
