@@ -24,6 +24,7 @@ from kq.config import FairSharing, PluginsConfig
 from kq.controllers.admission import AdmissionController
 from kq.controllers.workloads import WorkloadLifecycle
 from kq.observability.logs import configure_logging
+from kq.observability.metrics import REGISTRY
 from kq.plugins import build_plugin_manager
 from kq.runtime.client import ClientSettings, KubeClient
 from kq.runtime.events import EventRecorder
@@ -69,6 +70,11 @@ async def run(
         "admissions": controller.decisions.admissions,
         "refused": dict(controller.writer.refused),
         "droppedEvents": controller.writer.dropped_events,
+        "workloadWrites": dict(controller.decisions.writes),
+        "eventsDropped": {
+            reason: REGISTRY.get_sample_value("kq_events_dropped_total", {"reason": reason}) or 0
+            for reason in ("queue_full", "spam", "error")
+        },
         "requests": [[m, k, n] for (m, k), n in sorted(client.requests.items())],
         "cycleS": cycles,
     }

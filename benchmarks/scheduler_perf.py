@@ -617,9 +617,13 @@ def report(run: dict[str, Any], rangespec: Object | None) -> bool:
     print(f"controller writes         {total:8d}  ({total / max(1, admissions):.2f} per admission)")
     for what, n in writes.most_common():
         print(f"  {what:45s} {n:7d}  {n / max(1, admissions):.2f}/admission")
+    purposes = Counter(ctl.get("workloadWrites", {}))
+    shares = ", ".join(f"{k} {n / max(1, admissions):.2f}" for k, n in purposes.most_common())
+    print(f"  Workload status writes by purpose, per admission: {shares or 'none'}")
     refused = ", ".join(f"{n} x {code}" for code, n in sorted(ctl["refused"].items()))
     print(f"  Workload writes refused by the server: {refused or 'none'}")
-    print(f"  Events dropped (queue of 1000 full): {ctl['droppedEvents']}")
+    dropped = ", ".join(f"{k} {n:.0f}" for k, n in sorted(ctl.get("eventsDropped", {}).items()))
+    print(f"  Events dropped (queue of 1000 full): {ctl['droppedEvents']}  by reason: {dropped}")
     cycles = ctl["cycleS"]
     print(f"cycles with heads         {len(cycles):8d}  p50 {pct(cycles, 50) * 1e3:.2f} ms  "
           f"p90 {pct(cycles, 90) * 1e3:.2f} ms  p99 {pct(cycles, 99) * 1e3:.2f} ms")  # fmt: skip

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections import Counter
 from collections.abc import Callable, Coroutine
 from functools import partial
 from typing import Any
@@ -78,6 +79,8 @@ class DecisionWriter:
         self._in_flight: set[asyncio.Task[None]] = set()
         self._last_write: dict[str, asyncio.Task[None]] = {}
         self.admissions = 0
+        self.writes: Counter[str] = Counter()
+        """Workload status writes attempted, by purpose (benchmarks print them)."""
 
     def apply(self, result: CycleResult, decided_at: float) -> None:
         """Write a cycle's decisions; admissions carry ``decided_at``, the time the cycle
@@ -194,7 +197,9 @@ class DecisionWriter:
         del self._ahead[key]  # the watch delivered our write, or something newer
         return obj
 
-    async def _patch(self, obj: Object, patch: Object) -> Object | None:
+    async def _patch(self, obj: Object, patch: Object, purpose: str) -> Object | None:
+        """``purpose`` names the write in ``writes`` (admit, pending, evict, untrusted, release)."""
+        self.writes[purpose] += 1
         patched = await self._writer.patch_status(obj, patch)
         if patched is not None:
             key = object_key(obj)
@@ -207,7 +212,9 @@ class DecisionWriter:
         key = decision.key
         obj = self._object(key)
         cached = self._feed.cache.workload(key)
-        patched = None if obj is None else await self._patch(obj, admit_patch(obj, decision, now))
+        patched = None
+        if obj is not None:
+            patched = await self._patch(obj, admit_patch(obj, decision, now), "admit")
         if obj is None or patched is None:
             # Quota back, and the workload back in its queue from its newest known version.
             self._feed.scheduler.forget(key)
@@ -257,7 +264,7 @@ class DecisionWriter:
         if patch is None:
             return
         self._pending_written[key] = words
-        patched = await self._patch(obj, patch)
+        patched = await self._patch(obj, patch, "pending")
         if patched is None:
             if self._pending_written.get(key) == words:
                 del self._pending_written[key]
@@ -272,7 +279,7 @@ class DecisionWriter:
         if patch is None:
             return  # already evicted: the preemptor keeps waiting for the same victim
         async with self._preempting:
-            patched = await self._patch(obj, patch)
+            patched = await self._patch(obj, patch, "evict")
         if patched is not None:
             cached = self._feed.cache.workload(key)
             victim_queue = cached.info.cluster_queue if cached is not None else ""
@@ -301,14 +308,14 @@ class DecisionWriter:
         patch = None if obj is None else untrusted_patch(obj, why, time.time())
         if obj is None or patch is None:
             return
-        patched = await self._patch(obj, patch)
+        patched = await self._patch(obj, patch, "untrusted")
         if patched is not None:
             self._writer.event(patched, UNTRUSTED_ADMISSION, untrusted_message(why), warning=True)
 
     async def _release(self, key: str) -> None:
         obj = self._object(key)
         if obj is not None and needs_release(obj):
-            await self._patch(obj, release_patch(obj, time.time()))
+            await self._patch(obj, release_patch(obj, time.time()), "release")
 
     def write_unqueueable(self) -> None:
         """What Kueue's workload controller says of workloads no cycle will look at."""
