@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import base64
-import json
 import logging
 import random
 import secrets
@@ -15,13 +13,13 @@ from typing import Any, TypeVar
 
 from aiohttp import web
 
-from kq import jsoncodec
 from kq.sandbox.apiserver import (
     aggregation,
     arguments,
     discovery,
     errors,
     limits,
+    lists,
     reviews,
     subresources,
 )
@@ -34,6 +32,7 @@ from kq.sandbox.apiserver.faults import Faults
 from kq.sandbox.apiserver.patching import APPLY, PATCH_TYPES
 from kq.sandbox.apiserver.rbac import Authorizer, User
 from kq.sandbox.apiserver.registry import Registry, ResourceType
+from kq.sandbox.apiserver.responses import JSON, dump, respond, respond_json
 from kq.sandbox.apiserver.store import Obj, Store
 from kq.sandbox.apiserver.stream import EncodingCache, WatchStream
 from kq.sandbox.apiserver.tables import table
@@ -42,25 +41,7 @@ from kq.sandbox.apiserver.watch import Filter, Hub
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 
-_JSON = "application/json"
 OPENAPI_V2_PROTOBUF = "application/com.github.proto-openapi.spec.v2.v1.0+protobuf"
-
-
-def _dump(obj: Any) -> bytes:
-    return jsoncodec.dumps(obj)
-
-
-def respond(obj: Any, status: int = 200, warnings: list[str] | None = None) -> web.Response:
-    return respond_json(_dump(obj), status, warnings)
-
-
-def respond_json(body: bytes, status: int = 200, warnings: list[str] | None = None) -> web.Response:
-    """``respond`` with ``body`` already encoded."""
-    response = web.Response(body=body, status=status, content_type=_JSON)
-    for warning in warnings or ():
-        escaped = warning.replace("\\", "\\\\").replace('"', '\\"')
-        response.headers.add("Warning", f'299 - "{escaped}"')
-    return response
 
 
 @dataclass
@@ -342,47 +323,16 @@ class Server:
             ctx = arguments.write_ctx(request)
             options = await arguments.delete_options(request)
             items = await self.api.delete_collection(rt, flt, options, ctx)
-            return respond(self._list_body(rt, items, str(self.store.rv)))
+            return respond(lists.list_body(rt, items, str(self.store.rv)))
         raise errors.method_not_allowed(f"method {method} not allowed on a collection")
-
-    def _list_body(self, rt: ResourceType, items: list[Obj], rv: str, token: str = "") -> Obj:
-        meta: Obj = {"resourceVersion": rv}
-        if token:
-            meta["continue"] = token
-        return {
-            "kind": f"{rt.kind}List",
-            "apiVersion": rt.api_version,
-            "metadata": meta,
-            "items": items,
-        }
 
     def _list(self, request: web.Request, target: Target, flt: Filter) -> web.StreamResponse:
         items = self.api.list_objects(target.rt, flt)
-        rv = str(self.store.rv)
-        token = ""
-        start = request.query.get("continue")
-        if start:
-            try:
-                state = json.loads(base64.urlsafe_b64decode(start.encode()))
-                after = (state["ns"], state["name"])
-                rv = state["rv"]
-            except (ValueError, KeyError, TypeError) as exc:
-                raise errors.bad_request("continue key is not valid") from exc
-            items = [
-                o
-                for o in items
-                if (o["metadata"].get("namespace", ""), o["metadata"]["name"]) > after
-            ]
-        limit = limits.parse_int(request.query, "limit") or 0
-        if limit > 0 and len(items) > limit:
-            items = items[:limit]
-            last = items[-1]["metadata"]
-            state = {"rv": rv, "ns": last.get("namespace", ""), "name": last["name"]}
-            token = base64.urlsafe_b64encode(json.dumps(state).encode()).decode()
+        items, rv, token = lists.page(request.query, items, str(self.store.rv))
         if arguments.wants_table(request):
             body = table(target.rt, items, rv, arguments.table_include(request), True, token)
             return respond(body)
-        return respond(self._list_body(target.rt, items, rv, token))
+        return respond(lists.list_body(target.rt, items, rv, token))
 
     async def _item(self, request: web.Request, target: Target) -> web.StreamResponse:
         rt, name = target.rt, target.name or ""
@@ -461,7 +411,7 @@ class Server:
         include = arguments.table_include(request) if wants_table else "Object"
         rt = target.rt
         sub = self.hub.subscribe(rt.storage, flt, since)
-        response = web.StreamResponse(headers={"Content-Type": _JSON})
+        response = web.StreamResponse(headers={"Content-Type": JSON})
         response.enable_chunked_encoding()
         try:
             await response.prepare(request)
@@ -469,7 +419,7 @@ class Server:
                 expired = errors.expired(
                     f"too old resource version: {since} ({self.store.floor + 1})"
                 )
-                await response.write(_dump({"type": "ERROR", "object": expired.status()}) + b"\n")
+                await response.write(dump({"type": "ERROR", "object": expired.status()}) + b"\n")
                 return response
             stream = WatchStream(
                 response,
