@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -91,3 +91,32 @@ def controller_ref(owner: Mapping[str, Any]) -> Obj:
         "controller": True,
         "blockOwnerDeletion": True,
     }
+
+
+def by_object(actions: Iterable[Action]) -> list[list[Action]]:
+    """Split into runs of consecutive actions about one object (a pod, a node)."""
+    groups: list[list[Action]] = []
+    last: tuple[str, str, str] | None = None
+    for action in actions:
+        target = _target(action)
+        if not groups or target != last:
+            groups.append([])
+        groups[-1].append(action)
+        last = target
+    return groups
+
+
+def _target(action: Action) -> tuple[str, str, str]:
+    """(kind, namespace, name) of the object ``action`` is about; a Binding is about its pod."""
+    if isinstance(action, Create):
+        m = meta(action.obj)
+        kind = "Pod" if action.obj["kind"] == "Binding" else str(action.obj["kind"])
+        return kind, str(m.get("namespace", "")), str(m.get("name", ""))
+    ref = action.regarding if isinstance(action, Event) else action.ref
+    return ref.kind, ref.namespace, ref.name
+
+
+def describe(action: Action) -> str:
+    """``action`` in a log line: its type and the object it is about."""
+    kind, ns, name = _target(action)
+    return f"{type(action).__name__} {kind} {ns + '/' if ns else ''}{name}"

@@ -5,17 +5,14 @@ resulting actions in order through the API server, exactly as ``tests/sandbox/wo
 memory. The loop wakes on any informer event (bursts are coalesced) or when sandbox time reaches
 the next pod end, Job deadline, heartbeat or autoscaler step.
 
-Informers lag behind the loop's own writes, and the Job controller's finalizer accounting is only
-correct on a view that includes them, so every object the loop writes is kept in an overlay until
-the informer delivers that version (or a newer one) and the overlay wins in the meantime.
+The loop's own writes are laid over the informers' caches until they deliver them (``overlay``).
 Timestamps cross the API as wall time and reach the controllers as sandbox time (``apitime``).
 """
 
 from __future__ import annotations
 
 import asyncio
-import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -26,7 +23,7 @@ from kq.runtime.errors import ApiError
 from kq.runtime.events import EventRecorder
 from kq.runtime.informer import Informer
 from kq.runtime.resources import JOBS, PODS, WORKLOADS, Resource
-from kq.runtime.store import Change, EventType, object_key
+from kq.runtime.store import Change, object_key
 from kq.sandbox.cluster import (
     eviction,
     garbage,
@@ -37,13 +34,25 @@ from kq.sandbox.cluster import (
     serving,
 )
 from kq.sandbox.cluster import rayjob_controller as rayjobs
-from kq.sandbox.cluster.actions import Action, Create, Delete, Event, Obj, Patch, Ref, meta
+from kq.sandbox.cluster.actions import (
+    Action,
+    Create,
+    Delete,
+    Event,
+    Obj,
+    Patch,
+    Ref,
+    by_object,
+    describe,
+    meta,
+)
 from kq.sandbox.cluster.apitime import ApiTime
 from kq.sandbox.cluster.clock import SandboxClock
 from kq.sandbox.cluster.jobset_controller import reconcile_jobset
 from kq.sandbox.cluster.mpijob_controller import reconcile_mpijob
 from kq.sandbox.cluster.node_lifecycle import Failure, fail_node, pool_nodes, recover_node
 from kq.sandbox.cluster.nodes import POOL_LABEL, node_objects
+from kq.sandbox.cluster.overlay import Overlay
 from kq.sandbox.cluster.profiles import Profile
 from kq.sandbox.cluster.raycluster_controller import reconcile_raycluster
 from kq.sandbox.cluster.scheduling import schedule
@@ -60,25 +69,6 @@ CONFIGMAPS = Resource("", "v1", "configmaps", "ConfigMap", namespaced=True)
 _OPTIONAL = (JOBSETS, RAYJOBS, RAYCLUSTERS, MPIJOBS, serving.LEADERWORKERSETS)
 """Kinds simulated when the server serves them (a bare kube-apiserver may lack the CRDs)."""
 _PROVISIONING_GROUP = "autoscaling.x-k8s.io"
-_OVERLAY_TTL = 30.0
-"""Wall seconds after which an overlay entry is dropped even if its version was never seen."""
-
-
-def _rv_newer_or_same(seen: str, written: str) -> bool:
-    """Whether version ``seen`` is at least ``written``; versions are integers on both backends."""
-    if seen == written:
-        return True
-    return seen.isdigit() and written.isdigit() and int(seen) >= int(written)
-
-
-@dataclass(slots=True)
-class _Written:
-    """What the loop last wrote to one object: its new state, or ``None`` once deleted."""
-
-    obj: Obj | None
-    uid: str
-    version: str
-    expires: float
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,7 +98,7 @@ class _Driver:
         self.resources: dict[str, Resource] = {"Node": NODES, "Pod": PODS, "Job": JOBS,
                                                **serving.BUILTIN}  # fmt: skip
         self.informers: dict[str, Informer] = {}
-        self.overlay: dict[tuple[str, str], _Written] = {}
+        self.overlay = Overlay(self.informers)
         self.api_time = ApiTime(clock)
         self.wake = asyncio.Event()
         self.recorders: dict[str, EventRecorder] = {}
@@ -155,65 +145,19 @@ class _Driver:
 
     def _handler(self, kind: str) -> Callable[[Change], None]:
         def handle(change: Change) -> None:
-            key = (kind, object_key(change.obj))
-            written = self.overlay.get(key)
-            if written is not None and self._caught_up(written, change):
-                del self.overlay[key]
+            self.overlay.delivered(kind, change)
             self.wake.set()
 
         return handle
-
-    @staticmethod
-    def _caught_up(written: _Written, change: Change) -> bool:
-        if change.type == EventType.DELETED:
-            return True
-        if written.obj is None and change.type == EventType.ADDED:
-            return True  # created again after the deletion the tombstone stands for
-        m = meta(change.obj)
-        if written.uid and m.get("uid") != written.uid:
-            return True  # another object under the same name
-        seen = str(m.get("resourceVersion", ""))
-        if written.obj is None:
-            return seen != written.version and _rv_newer_or_same(seen, written.version)
-        return _rv_newer_or_same(seen, written.version)
 
     # -- the view ------------------------------------------------------------------------------
 
     def view(self, kind: str) -> list[Obj]:
         """The informer's objects with the loop's own newer writes laid over them, by key."""
-        informer = self.informers.get(kind)
-        if informer is None:
+        if kind not in self.informers:
             return []
-        objects = {object_key(o): o for o in informer.store.values()}
-        now = time.monotonic()
-        for (k, key), written in list(self.overlay.items()):
-            if k != kind:
-                continue
-            if written.expires < now:
-                del self.overlay[(k, key)]
-            elif written.obj is None:
-                objects.pop(key, None)
-            else:
-                objects[key] = written.obj
+        objects = self.overlay.objects(kind)
         return [self.api_time.incoming(objects[k]) for k in sorted(objects)]
-
-    def _uids(self) -> set[str]:
-        """Every object the loop can see or has just written."""
-        uids = {w.uid for w in self.overlay.values()}
-        for informer in self.informers.values():
-            uids.update(str(meta(o).get("uid", "")) for o in informer.store.values())
-        return uids
-
-    def _remember(self, kind: str, obj: Obj | None, ref: Ref, version: str) -> None:
-        key = f"{ref.namespace}/{ref.name}" if ref.namespace else ref.name
-        cached = self.informers[kind].store.get(key)
-        # The watch event can beat the response: then the cache is already as new.
-        seen = str(meta(cached).get("resourceVersion", "")) if cached is not None else None
-        if obj is not None and seen is not None and _rv_newer_or_same(seen, version):
-            self.overlay.pop((kind, key), None)
-            return
-        uid = str(meta(obj).get("uid", "")) if obj is not None else ref.uid
-        self.overlay[(kind, key)] = _Written(obj, uid, version, time.monotonic() + _OVERLAY_TTL)
 
     def _written(self, kind: str, before: Obj | None, after: Obj) -> None:
         """Record a write's result; ``changed`` when the server's version moved."""
@@ -223,14 +167,7 @@ class _Driver:
         if before is None or str(meta(before).get("resourceVersion", "")) != version:
             self.changed = True
         # Removing the last finalizer of a deleting object deletes it: the answer is its last state.
-        self._remember(kind, None if _gone(after) else after, Ref.of(after), version)
-
-    def _current(self, kind: str, ref: Ref) -> Obj | None:
-        key = f"{ref.namespace}/{ref.name}" if ref.namespace else ref.name
-        written = self.overlay.get((kind, key))
-        if written is not None:
-            return written.obj
-        return self.informers[kind].store.get(key)
+        self.overlay.remember(kind, None if _gone(after) else after, Ref.of(after), version)
 
     # -- applying actions ----------------------------------------------------------------------
 
@@ -242,7 +179,7 @@ class _Driver:
             except ApiError as exc:
                 self.failed = True
                 quiet = exc.not_found or exc.conflict
-                (log.debug if quiet else log.warning)("action failed", action=_describe(action),
+                (log.debug if quiet else log.warning)("action failed", action=describe(action),
                                                       error=str(exc))  # fmt: skip
                 return
 
@@ -256,7 +193,7 @@ class _Driver:
                 await self._create(action.obj)
         elif isinstance(action, Patch):
             resource = self.resources[action.ref.kind]
-            before = self._current(action.ref.kind, action.ref)
+            before = self.overlay.current(action.ref.kind, action.ref)
             body, stamps = self.api_time.outgoing(action.patch)
             after = await self.client.merge_patch(
                 resource, action.ref.name, body,
@@ -311,14 +248,14 @@ class _Driver:
         query: list[tuple[str, str]] = [("propagationPolicy", action.propagation)]
         if action.grace_period_seconds is not None:
             query.append(("gracePeriodSeconds", str(action.grace_period_seconds)))
-        before = self._current(ref.kind, ref)
+        before = self.overlay.current(ref.kind, ref)
         try:
             result = await self.client.request(
                 "DELETE", resource.path(ref.namespace or None, ref.name), query=query
             )
         except ApiError as exc:
             if exc.not_found:  # already gone: the goal of the action is met
-                self._remember(ref.kind, None, ref, "")
+                self.overlay.remember(ref.kind, None, ref, "")
                 return
             raise
         lingers = result.get("kind") == ref.kind and meta(result).get("deletionTimestamp")
@@ -326,7 +263,7 @@ class _Driver:
             self._written(ref.kind, before, result)
         else:  # a Status or its last state: the object is gone
             self.changed = True
-            self._remember(ref.kind, None, ref, "")
+            self.overlay.remember(ref.kind, None, ref, "")
 
     async def _event(self, event: Event) -> None:
         source = event.source or "kq-sandbox"
@@ -354,7 +291,7 @@ class _Driver:
         """Every controller once, each seeing the writes of the ones before it."""
         self.changed = self.failed = False
         now = self.clock.now
-        self.api_time.retain(self._uids())
+        self.api_time.retain(self.overlay.uids())
         await self._run(node_lifecycle.reconcile_nodes(self.view("Node"), now()), per_object=True)
         await self._run(
             eviction.reconcile_evictions(self.view("Pod"), self.view("Node"), now()),
@@ -408,7 +345,7 @@ class _Driver:
         await self._run(garbage.finish_foreground(owned), per_object=True)
 
     async def _run(self, actions: list[Action], *, per_object: bool = False) -> None:
-        groups = _by_object(actions) if per_object else [actions]
+        groups = by_object(actions) if per_object else [actions]
         for group in groups:
             await self.apply_group(group)
 
@@ -464,33 +401,6 @@ def _gone(obj: Obj) -> bool:
         and not m.get("finalizers")
         and not m.get("deletionGracePeriodSeconds")
     )
-
-
-def _by_object(actions: Iterable[Action]) -> list[list[Action]]:
-    """Split into runs of consecutive actions about one object (a pod, a node)."""
-    groups: list[list[Action]] = []
-    last: tuple[str, str, str] | None = None
-    for action in actions:
-        target = _target(action)
-        if not groups or target != last:
-            groups.append([])
-        groups[-1].append(action)
-        last = target
-    return groups
-
-
-def _target(action: Action) -> tuple[str, str, str]:
-    if isinstance(action, Create):
-        m = meta(action.obj)
-        kind = "Pod" if action.obj["kind"] == "Binding" else str(action.obj["kind"])
-        return kind, str(m.get("namespace", "")), str(m.get("name", ""))
-    ref = action.regarding if isinstance(action, Event) else action.ref
-    return ref.kind, ref.namespace, ref.name
-
-
-def _describe(action: Action) -> str:
-    kind, ns, name = _target(action)
-    return f"{type(action).__name__} {kind} {ns + '/' if ns else ''}{name}"
 
 
 async def run_simulated_cluster(
