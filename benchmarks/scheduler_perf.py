@@ -88,16 +88,20 @@ class QueueSpec:
 
 
 def load_config(path: Path, scale: float) -> list[QueueSpec]:
-    """Kueue's generator schema; ``scale`` multiplies every workloads-set count."""
+    """Kueue's generator schema. A ``scale`` below 1 multiplies every workloads-set count (a
+    shorter run of the same queues); above 1 it multiplies the cohorts, so the queues and the
+    workloads grow together as in Kueue's large-scale mix (10: 150,000 Workloads, 300 CQs)."""
     doc = yaml.safe_load(path.read_text())
+    per_queue = min(scale, 1.0)
+    cohorts = max(1, round(scale)) if scale > 1 else 1
     queues = []
     for cohort_set in doc["cohorts"]:
-        for c in range(cohort_set["count"]):
+        for c in range(cohort_set["count"] * cohorts):
             cohort = f"{cohort_set['className']}-{c}"
             for qs in cohort_set["queuesSets"]:
                 sets = tuple(
                     WorkloadsSet(
-                        max(1, round(ws["count"] * scale)),
+                        max(1, round(ws["count"] * per_queue)),
                         ws["creationIntervalMs"],
                         tuple(
                             WorkloadTemplate(
@@ -678,7 +682,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--mode", choices=sorted(MODES), default="b1")
     parser.add_argument("--config", default="baseline")
-    parser.add_argument("--scale", type=float, default=1.0, help="multiplies workload counts")
+    parser.add_argument(
+        "--scale",
+        type=float,
+        default=1.0,
+        help="below 1: fewer workloads per queue; above 1: that many times the cohorts",
+    )
     parser.add_argument("--kubeconfig", type=Path, help="an API server to use instead")
     parser.add_argument("--profile", type=Path, help="cProfile the controller into this file")
     parser.add_argument("--profile-server", type=Path, help="cProfile the API server into this")
