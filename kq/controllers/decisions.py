@@ -79,6 +79,7 @@ class DecisionWriter:
         self._in_flight: set[asyncio.Task[None]] = set()
         self._last_write: dict[str, asyncio.Task[None]] = {}
         self.admissions = 0
+        self._held: set[str] = set()
         self.writes: Counter[str] = Counter()
         """Workload status writes attempted, by purpose (benchmarks print them)."""
 
@@ -99,7 +100,7 @@ class DecisionWriter:
                     self._spawn(victim.key, partial(self._evict, victim.key, victim, cq))
                 self._want_words(key, decision.reason, decision.message)
         for words in result.held:
-            self._want_words(words.key, words.reason, words.message)
+            self._want_words(words.key, words.reason, words.message, held=True)
 
     def _spawn(
         self, key: str, write: Callable[[], Coroutine[Any, Any, None]], *, decisive: bool = True
@@ -112,7 +113,12 @@ class DecisionWriter:
         task.add_done_callback(partial(self._done, key))
         return task
 
-    def _want_words(self, key: str, reason: str, message: str) -> None:
+    def _want_words(self, key: str, reason: str, message: str, held: bool = False) -> None:
+        """``held``: words for a workload no cycle looked at (counted apart in ``writes``)."""
+        if held:
+            self._held.add(key)
+        else:
+            self._held.discard(key)
         self._words.pop(key, None)
         self._words[key] = (reason, message)
         self._words_ready.set()
@@ -173,6 +179,7 @@ class DecisionWriter:
     def forget(self, key: str) -> None:
         """The workload is gone: nothing kept about it is of use any more."""
         self._pending_written.pop(key, None)
+        self._held.discard(key)
 
     def forget_delivered(self) -> None:
         """Drop our writes' responses once the watch has delivered them (or something newer)."""
@@ -198,7 +205,8 @@ class DecisionWriter:
         return obj
 
     async def _patch(self, obj: Object, patch: Object, purpose: str) -> Object | None:
-        """``purpose`` names the write in ``writes`` (admit, pending, evict, untrusted, release)."""
+        """``purpose`` names the write in ``writes``: admit, pending (a head's words), held
+        (words of a workload held behind a head), evict, untrusted, release."""
         self.writes[purpose] += 1
         patched = await self._writer.patch_status(obj, patch)
         if patched is not None:
@@ -264,7 +272,7 @@ class DecisionWriter:
         if patch is None:
             return
         self._pending_written[key] = words
-        patched = await self._patch(obj, patch, "pending")
+        patched = await self._patch(obj, patch, "held" if key in self._held else "pending")
         if patched is None:
             if self._pending_written.get(key) == words:
                 del self._pending_written[key]
