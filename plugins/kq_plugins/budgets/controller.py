@@ -76,7 +76,14 @@ class BudgetController:
         """``kq simulate``: the veto syncs on every change; time is the virtual clock."""
         book = self._attach(ctx)
         book.reset()
-        ctx.on_change(WORKLOADS, lambda: setattr(book, "stale", True))
+
+        def workload_changed() -> None:
+            # Without Budgets there is nothing to bring up to date: a sync on every change
+            # would make a simulation quadratic in its workloads for no veto.
+            if book.ledgers:
+                book.stale = True
+
+        ctx.on_change(WORKLOADS, workload_changed)
         book.refresh()
         book.ready = True
 
