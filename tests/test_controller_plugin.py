@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from kq.runtime.client import KubeClient
-from kq.runtime.resources import Resource
+from kq.runtime.resources import WORKLOADS, Resource
 from tests.controllers.helpers import (
     admitted,
     apply,
@@ -95,3 +95,4 @@ async def test_a_plugin_controller_pauses_a_queue_and_lifts_the_pause(
     await client.delete(CONFIG_MAPS, "hold", ns)
     # Nothing about the workload or its queue changes: only the plugin's retry lets it in.
     await eventually(lambda: admitted(client, ns, "wl"), "wl admitted once the pause is lifted")
+    await client.delete(WORKLOADS, "wl", ns)  # no admitted Workload left for later suites

@@ -88,11 +88,12 @@ def admitted_at(obj: dict[str, Any]) -> float:
 
 
 async def test_a_cohort_budget_counts_admissions_and_keeps_the_next_waiting(
-    cluster: Cluster, client: KubeClient, tmp_path: Path
+    cluster: Cluster, client: KubeClient, tmp_path: Path, leftovers: list[str]
 ) -> None:
     cache = tmp_path / "cache"
     cohort = f"co-{suffix()}"
     ns, _ = world(cluster, cache, cohort=cohort)
+    leftovers.append(ns)
     name = f"team-{suffix()}"
     apply(cluster, cache, budget(name, {"kind": "Cohort", "name": cohort}, {"cpu": "1"}))
     run, port = tmp_path / "run", free_port()
@@ -137,10 +138,11 @@ async def test_a_cohort_budget_counts_admissions_and_keeps_the_next_waiting(
 
 
 async def test_a_calendar_window_rolls_over_and_lets_the_waiting_workload_in(
-    cluster: Cluster, client: KubeClient, tmp_path: Path
+    cluster: Cluster, client: KubeClient, tmp_path: Path, leftovers: list[str]
 ) -> None:
     cache = tmp_path / "cache"
     ns, _ = world(cluster, cache)
+    leftovers.append(ns)
     name = f"lq-{suffix()}"
     target = {"kind": "LocalQueue", "namespace": ns, "name": "lq"}
     apply(cluster, cache, budget(name, target, {"cpu": "0.1"}, "20s", "Calendar"))
@@ -164,10 +166,11 @@ async def test_a_calendar_window_rolls_over_and_lets_the_waiting_workload_in(
 
 
 async def test_a_restarted_kq_keeps_counting_what_the_window_consumed(
-    cluster: Cluster, client: KubeClient, tmp_path: Path
+    cluster: Cluster, client: KubeClient, tmp_path: Path, leftovers: list[str]
 ) -> None:
     cache = tmp_path / "cache"
     ns, cq = world(cluster, cache)
+    leftovers.append(ns)
     name = f"cq-{suffix()}"
     apply(cluster, cache, budget(name, {"kind": "ClusterQueue", "name": cq}, {"cpu": "0.1"}))
     with kq_run(cluster, tmp_path / "first", ns):

@@ -26,9 +26,10 @@ pytestmark = pytest.mark.slow
 
 
 async def test_explain_names_the_budget_and_what_lets_the_workload_in(
-    cluster: Cluster, tmp_path: Path
+    cluster: Cluster, tmp_path: Path, leftovers: list[str]
 ) -> None:
     ns = f"explain-budget-{suffix()}"
+    leftovers.append(ns)
     rf, cq, name = f"rf-{ns}", f"cq-{ns}", f"b-{ns}"
     async with serving(cluster, tmp_path, ns) as client:
         cache = tmp_path / "cache"
