@@ -134,6 +134,9 @@ def sync(
 ) -> None:
     """Bring every ledger up to date with the Budgets and Workloads as the caches hold them."""
     book.stale = False
+    budgets = list(budgets)
+    if not budgets and not book.ledgers:
+        return  # no Budget: reading every Workload on each tick would buy nothing
     book.cohort_parents = _cohort_parents(ctx)
     cq_cohorts = {
         str(o["metadata"]["name"]): (o.get("spec") or {}).get("cohort")
