@@ -19,7 +19,11 @@ JOB_RESOURCES = (
     ("kubeflow.org", "v2beta1", "mpijobs"),
 )
 POD_RESOURCES = (("", "v1", "pods"),)
-SERVING_RESOURCES = (("apps", "v1", "deployments"), ("apps", "v1", "statefulsets"))
+SERVING_RESOURCES = (
+    ("apps", "v1", "deployments"),
+    ("apps", "v1", "statefulsets"),
+    ("leaderworkerset.x-k8s.io", "v1", "leaderworkersets"),
+)
 """Serving owners: defaulted on create and update, as upstream's webhooks."""
 SYSTEM_NAMESPACES = ("kube-system", "kueue-system")
 CA_WAIT_S = 30.0

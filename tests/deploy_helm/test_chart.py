@@ -116,6 +116,7 @@ def test_the_default_configuration_is_one_kq_accepts(helm: Helm) -> None:
         "pod",
         "deployment",
         "statefulset",
+        "leaderworkerset.x-k8s.io/leaderworkerset",
     )
 
 

@@ -94,6 +94,7 @@ USED = (
     # Serving owners: only watched; their pods are the jobs (plugins/kq_plugins/jobs/serving.py).
     Use("apps", "deployments", INFORMED),
     Use("apps", "statefulsets", INFORMED),
+    Use("leaderworkerset.x-k8s.io", "leaderworkersets", INFORMED),
     # The budgets plugin reads Budgets and writes each one's ledger into its status
     # (plugins/kq_plugins/budgets/controller.py).
     Use("kq.dev", "budgets", ("list", "watch")),

@@ -20,6 +20,7 @@ def test_builtins_are_found_through_entry_points(integrations: dict[str, Generic
         "deployment",
         "jobset.x-k8s.io/jobset",
         "kubeflow.org/mpijob",
+        "leaderworkerset.x-k8s.io/leaderworkerset",
         "pod",
         "ray.io/rayjob",
         "statefulset",
@@ -31,6 +32,7 @@ def test_builtins_are_found_through_entry_points(integrations: dict[str, Generic
         ("batch/v1", "Job"),
         ("jobset.x-k8s.io/v1alpha2", "JobSet"),
         ("kubeflow.org/v2beta1", "MPIJob"),
+        ("leaderworkerset.x-k8s.io/v1", "LeaderWorkerSet"),
         ("ray.io/v1", "RayJob"),
         ("v1", "Pod"),
     }

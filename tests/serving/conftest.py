@@ -12,7 +12,8 @@ from typing import Any
 
 import pytest
 
-from kq.runtime.resources import WORKLOADS
+from kq.runtime.errors import ApiError
+from kq.runtime.resources import WORKLOADS, Resource
 from kq.sandbox.cluster.serving import DEPLOYMENTS
 from kq.sandbox.dev import SANDBOX_FRAMEWORKS
 from tests.harness import Cluster
@@ -22,11 +23,12 @@ GATE = "kueue.x-k8s.io/admission"
 PARENT = "kueue.x-k8s.io/pod-suspending-parent"
 MANAGED = "kueue.x-k8s.io/managed"
 PRIORITY_LABEL = "kueue.x-k8s.io/priority-class"
+LWS = "leaderworkerset.x-k8s.io/leaderworkerset"
 
 
 @pytest.fixture
 async def stack(cluster: Cluster, tmp_path: Path) -> AsyncIterator[Stack]:
-    frameworks = (*SANDBOX_FRAMEWORKS, "deployment", "statefulset")
+    frameworks = (*SANDBOX_FRAMEWORKS, "deployment", "statefulset", LWS)
     async with kq_stack(cluster, tmp_path, frameworks=frameworks) as s:
         await s.local_queue()
         await s.cluster_queue_with_flavor(cpu="4", memory="8Gi")
@@ -105,7 +107,20 @@ async def settled(stack: Stack, app: str, running: int, gated: int = 0) -> list[
     return await eventually(probe, f"{app}: {running} running, {gated} gated", within=90)
 
 
-async def scale(stack: Stack, name: str, replicas: int) -> None:
-    await stack.client.merge_patch(
-        DEPLOYMENTS, name, {"spec": {"replicas": replicas}}, namespace=stack.ns
-    )
+async def patched(stack: Stack, resource: Resource, name: str, patch: dict[str, Any]) -> None:
+    """A merge patch, tried again on a 409: the embedded server may answer a contended patch
+    with one (kubectl tries again too); any other refusal is raised."""
+
+    async def attempt() -> None:
+        try:
+            await stack.client.merge_patch(resource, name, patch, namespace=stack.ns)
+        except ApiError as error:
+            if error.conflict:
+                raise AssertionError(str(error)) from error
+            raise
+
+    await eventually(attempt, f"{resource.kind} {name} patched")
+
+
+async def scale(stack: Stack, name: str, replicas: int, resource: Resource = DEPLOYMENTS) -> None:
+    await patched(stack, resource, name, {"spec": {"replicas": replicas}})

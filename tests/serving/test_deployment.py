@@ -120,7 +120,10 @@ async def test_a_preempted_replica_is_replaced_by_a_gated_pod(stack: Stack) -> N
     await stack.create(DEPLOYMENTS, deployment("web", 4, **{PRIORITY_LABEL: low}))
     before = {p["metadata"]["name"] for p in await settled(stack, "web", running=4)}
 
-    await stack.create(JOBS, urgent_job(high, cpu="1"))
+    urgent = urgent_job(high, cpu="1")
+    # It must outlast the test: once it ends the replica is admitted again.
+    urgent["spec"]["template"]["spec"]["containers"][0]["command"] = ["sh", "-c", "sleep 100000"]
+    await stack.create(JOBS, urgent)
 
     async def replaced() -> None:
         pods = await app_pods(stack, "web")

@@ -20,6 +20,7 @@ from tests.serving.conftest import (
     gates,
     server_template,
 )
+from tests.serving.conftest import scale as scale_owner
 
 MIB = 2**20
 
@@ -52,9 +53,7 @@ async def running(stack: Stack, app: str, count: int) -> list[dict[str, Any]]:
 
 
 async def scale(stack: Stack, name: str, replicas: int) -> None:
-    await stack.client.merge_patch(
-        STATEFULSETS, name, {"spec": {"replicas": replicas}}, namespace=stack.ns
-    )
+    await scale_owner(stack, name, replicas, STATEFULSETS)
 
 
 async def test_one_workload_for_the_set_and_its_pods_ungated_in_order(stack: Stack) -> None:
@@ -99,7 +98,10 @@ async def test_preemption_stops_the_whole_set_and_it_comes_back_gated(stack: Sta
     workload = await the_workload(stack, "db")
     await running(stack, "db", 3)
 
-    await stack.create(JOBS, urgent_job(high, cpu="2"))
+    urgent = urgent_job(high, cpu="2")
+    # It must outlast the test: once it ends the set is admitted again.
+    urgent["spec"]["template"]["spec"]["containers"][0]["command"] = ["sh", "-c", "sleep 100000"]
+    await stack.create(JOBS, urgent)
 
     async def preempted() -> None:
         current = await stack.client.get(WORKLOADS, workload["metadata"]["name"], stack.ns)

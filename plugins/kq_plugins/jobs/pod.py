@@ -45,6 +45,7 @@ from kq.jobframework.podset import check_info_count, merge_into_template
 from kq.jobframework.workload import max_execution_time_seconds
 from kq_plugins.jobs import pod_group as group
 from kq_plugins.jobs import pod_upkeep as upkeep
+from kq_plugins.jobs.leaderworkerset import pod_defaults as lws_pod_defaults
 from kq_plugins.jobs.pod_validation import validate_create, validate_update
 
 ADMISSION_GATE = "kueue.x-k8s.io/admission"
@@ -73,6 +74,7 @@ class Pod:
 
     def suspend(self, job: Job) -> dict[str, Any]:
         """What the webhook does to a pod kq manages on create: gate, label, finalizer, role."""
+        job = lws_pod_defaults(job)  # a LeaderWorkerSet's pod joins its group's pod group
         out = deep_copy(job)
         metadata = out.setdefault("metadata", {})
         metadata["labels"] = {**(metadata.get("labels") or {}), MANAGED_LABEL: "true"}

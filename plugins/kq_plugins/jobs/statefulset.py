@@ -37,9 +37,12 @@ class StatefulSet:
     IMPLICITLY_ENABLES: ClassVar[tuple[str, ...]] = ("pod",)
 
     def is_suspended(self, job: Job) -> bool:
-        """Marked for kq (its pods come gated) and not admitted."""
-        marked = serving.parent_of_template(job) == FRAMEWORK
-        return marked and ADMISSION_ANNOTATION not in annotations_of(job)
+        """Marked for kq (its pods come gated) and not admitted; a set whose pods another
+        framework marked (a LeaderWorkerSet's) counts as suspended, so it is left alone."""
+        parent = serving.parent_of_template(job)
+        if parent not in ("", FRAMEWORK):
+            return True
+        return bool(parent) and ADMISSION_ANNOTATION not in annotations_of(job)
 
     def suspend(self, job: Job) -> dict[str, Any]:
         out = serving.mark_template(job, FRAMEWORK, pod_labels=True)
@@ -79,13 +82,18 @@ class StatefulSet:
         return int(dig(job, "status", "readyReplicas") or 0) >= replicas(job)
 
     def skip(self, job: Job) -> bool:
-        """Scaled to 0 and stopped: nothing to queue (the Workload went with the scale-down)."""
+        """Another framework's set, or scaled to 0 and stopped (its Workload went with the
+        scale-down): nothing to queue."""
+        if serving.parent_of_template(job) not in ("", FRAMEWORK):
+            return True
         return replicas(job) == 0 and self.is_suspended(job)
 
     def validate_on_create(self, job: Job) -> list[FieldError]:
         return []
 
     def validate_on_update(self, old: Job, new: Job) -> list[FieldError]:
+        if serving.parent_of_template(new) not in ("", FRAMEWORK):
+            return []  # another framework's set (upstream skips it too)
         errors = serving.queue_change_errors(old, new) + serving.priority_change_errors(old, new)
         before, after = replicas(old), replicas(new)
         if before and after and before != after:
