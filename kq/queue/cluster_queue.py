@@ -131,7 +131,9 @@ class PendingQueue:
         return key in self._queued or key in self.inadmissible or key in self.inflight
 
     def pop(self) -> WorkloadInfo | None:
-        if self.sticky is not None and self.sticky in self._queued:
+        # The sticky preemptor comes first while it may be tried, not while its shape is
+        # parked: as in Kueue, where it waits among the inadmissible (it would fail alike).
+        if self.sticky is not None and self._may_try(self.sticky):
             info = self._unqueue(self.sticky)
             assert info is not None
             self._reheads(info.shape)
@@ -158,6 +160,11 @@ class PendingQueue:
             self._reheads(shape)
             return self._in_flight(info)
         return None
+
+    def _may_try(self, key: str) -> bool:
+        """Queued, and not in a parked shape."""
+        entry = self._queued.get(key)
+        return entry is not None and entry[0].shape not in self.parked_shapes
 
     def _top(self, shape: Shape) -> _Entry | None:
         """The shape's head entry, after dropping stale ones."""
