@@ -47,6 +47,11 @@ def kq_run(
         f"webhook:\n  port: {webhook_port or free_port()}\n  certDir: {workdir / 'certs'}\n"
         f"{extra_config}"
     )
+    if "visibilityServer" not in extra_config:
+        # Kueue's default port (8082) would make two kq runs on one machine (two test
+        # sessions, say) fight over it.
+        with config.open("a") as file:
+            file.write(f"visibilityServer:\n  bindAddress: 127.0.0.1\n  bindPort: {free_port()}\n")
     log = workdir / "kq.log"
     env = {**os.environ, "OTEL_SDK_DISABLED": "true"}
     if pythonpath is not None:
