@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from kq.observability.metric_options import set_role
+from kq.observability.metrics import STANDALONE
 from tests.harness import Cluster, embedded_apiserver
 
 BACKENDS = ("embedded", "real")
@@ -55,3 +57,11 @@ def cluster(
 def kubectl_cache(tmp_path: Path) -> Path:
     """A fresh discovery cache per test: kubectl otherwise caches discovery for hours."""
     return tmp_path / "kubectl-cache"
+
+
+@pytest.fixture(autouse=True)
+def _standalone_metrics_role() -> None:
+    """Every test starts as a standalone replica: a test that runs kq's process in this one
+    (tests/runtime) leaves the metrics role at follower, and the next test's in-process
+    controllers would label their series so."""
+    set_role(STANDALONE)
