@@ -40,10 +40,13 @@ KEPT_TOP = ("spec", "value", "globalDefault", "description", "preemptionPolicy")
 
 @dataclass
 class Captured:
-    """The objects read, in the order listed, and the kinds the cluster did not serve."""
+    """The objects read, in the order listed, the kinds the cluster did not serve, and the
+    LocalQueues left out because their ClusterQueue does not exist (Kueue keeps them
+    inactive; nothing of theirs could be admitted)."""
 
     objects: list[Obj] = field(default_factory=list)
     unserved: list[str] = field(default_factory=list)
+    dangling: list[str] = field(default_factory=list)
 
 
 async def list_all(client: KubeClient, resource: Resource) -> AsyncIterator[Obj]:
@@ -99,4 +102,18 @@ async def capture(client: KubeClient) -> Captured:
             flavors = found
     if any((f.get("spec") or {}).get("topologyName") for f in flavors):
         await _kind(client, NODES, captured)
+    _drop_dangling(captured)
     return captured
+
+
+def _drop_dangling(captured: Captured) -> None:
+    queues = {o["metadata"]["name"] for o in captured.objects if o.get("kind") == "ClusterQueue"}
+    kept = []
+    for obj in captured.objects:
+        target = (obj.get("spec") or {}).get("clusterQueue")
+        if obj.get("kind") == "LocalQueue" and target not in queues:
+            meta = obj["metadata"]
+            captured.dangling.append(f"{meta.get('namespace')}/{meta['name']} (-> {target})")
+            continue
+        kept.append(obj)
+    captured.objects = kept

@@ -47,7 +47,26 @@ async def _read(
             }
         if since is not None:
             out.history = await history(client, since, classes)
+    if out.captured is not None and out.history is not None:
+        _keep_captured_queues(out.history, out.captured)
     return out
+
+
+def _keep_captured_queues(found: History, captured: Captured) -> None:
+    """Workloads whose LocalQueue was not captured (gone, or left out as dangling) could
+    not be placed in the simulation: they are counted as skipped, not an error."""
+    queues = {
+        f"{o['metadata'].get('namespace')}/{o['metadata']['name']}"
+        for o in captured.objects
+        if o["kind"] == "LocalQueue"
+    }
+    kept = []
+    for entry in found.entries:
+        if f"{entry['namespace']}/{entry['queue']}" in queues:
+            kept.append(entry)
+        else:
+            found.skip("its LocalQueue is not in the cluster's setup")
+    found.entries = kept
 
 
 def kubeconfig_path(given: Path | None) -> Path | None:
@@ -91,6 +110,11 @@ def _notes(found: FromCluster) -> list[str]:
         notes.append(f"from the cluster: {len(found.captured.objects)} objects")
         if found.captured.unserved:
             notes.append(f"  not served there: {', '.join(found.captured.unserved)}")
+        if found.captured.dangling:
+            notes.append(
+                "  LocalQueues left out, their ClusterQueue does not exist: "
+                + ", ".join(found.captured.dangling)
+            )
     h = found.history
     if h is not None and not h.entries:
         notes.append("from the cluster: no workload that ran in the window")
