@@ -38,11 +38,14 @@ def _settled(url: str) -> dict[str, Any] | None:
     2-slice one running (16 chips), the 3-slice one pending, tried by the scheduler (its
     Pending condition says why), and the ClusterQueue's status counting it."""
     state = _state(url)
-    states = sorted(
-        w["state"] for w in state["workloads"] if w["state"] != "Pending" or w["message"]
-    )
+    # On the shared real API server other tests' objects are on the page too: S1's only.
+    mine = [
+        w for w in state["workloads"]
+        if (w["namespace"], w["local_queue"]) == ("default", "multislice-queue")
+    ]  # fmt: skip
+    states = sorted(w["state"] for w in mine if w["state"] != "Pending" or w["message"])
     queued = state["pending"].get("cluster-queue") or []
-    queues = state["cohorts"][0]["queues"] if state["cohorts"] else []
+    queues = [q for c in state["cohorts"] for q in c["queues"] if q["name"] == "cluster-queue"]
     counted = [q for q in queues if q["pending"] == 1 and q["usage"][0]["used"] == 16]
     if states == ["Admitted", "Finished", "Pending"] and len(queued) == 1 and counted:
         return state
@@ -93,17 +96,19 @@ def test_s1_in_a_browser(cluster: Cluster, tmp_path: Path) -> None:
         text, tags = read_page(dump_dom(page_url, tmp_path / "chromium-dom"))
         shot = screenshot(page_url, tmp_path / "s1.png", tmp_path / "chromium-shot", (1280, 1500))
 
+    # On the shared real API server other tests' queues and workloads are on the page too:
+    # there the counts below are lower bounds and S1's rows one part of the lists.
+    exact = cluster.backend == "embedded"
     # The cohort tree: S1's one ClusterQueue, in no cohort, its chips used of 24.
     assert "no cohort" in text["cohorts"]
     assert "ClusterQueue cluster-queue" in text["cohorts"]
     assert f"used {used} of nominal 24, borrowed 0, lent 0" in text["cohorts"]
-    assert tags.get("svg.bar") == 1
+    assert tags.get("svg.bar") == 1 if exact else tags.get("svg.bar", 0) >= 1
     # Pending positions, in the visibility API's order, in the ClusterQueue and LocalQueue.
     rows = [line.split("\t")[1:] for line in text["queues"].splitlines() if "\t" in line]
     assert rows[0] == ["position", "workload", "LocalQueue", "position in LocalQueue", "priority"]
-    assert rows[1:] == [
-        [str(n), key, "multislice-queue", str(n), "0"] for n, key in enumerate(waiting, 1)
-    ]
+    expected = [[str(n), key, "multislice-queue", str(n), "0"] for n, key in enumerate(waiting, 1)]
+    assert rows[1:] == expected if exact else all(row in rows for row in expected)
     lq_line = next(
         line for line in text["localqueues"].splitlines() if "default/multislice-queue" in line
     )
@@ -118,9 +123,10 @@ def test_s1_in_a_browser(cluster: Cluster, tmp_path: Path) -> None:
     for line in [*lines[:2], *(line for line in lines if line.startswith("Missing "))]:
         assert line in text["explanation"]
     # The timeline: a lane per workload, an admission mark per admitted one.
-    assert tags.get("text.lane") == 3
+    assert tags.get("text.lane") == 3 if exact else tags.get("text.lane", 0) >= 3
     assert tags.get("circle.admitted", 0) >= 3 - len(waiting)
-    assert text["workloads"].count("Pending") == len(waiting)
+    pending = text["workloads"].count("Pending")
+    assert pending == len(waiting) if exact else pending >= len(waiting)
     # The page's script polled the fragment and swapped it in.
     assert text["live"].startswith("live, updated"), text["live"]
 
