@@ -235,9 +235,12 @@ def _pod_set(place: _Place, index: int, raw: object) -> dict[str, Any]:
     unknown = sorted(set(raw) - POD_SET_KEYS)
     if unknown:
         raise place.error(f"{field}.{unknown[0]}", "unknown field")
-    requests = raw.get("requests") or {}
-    if not isinstance(requests, dict) or not requests:
+    if "requests" not in raw:
         raise place.error(f"{field}.requests", "Required: a mapping of resource to amount")
+    # An empty mapping is a pod that requests nothing, which Kueue admits as using no quota.
+    requests = raw["requests"] or {}
+    if not isinstance(requests, dict):
+        raise place.error(f"{field}.requests", "must be a mapping of resource to amount")
     try:
         count = int(str(raw.get("count", 1)))
     except ValueError:

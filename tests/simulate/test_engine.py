@@ -139,3 +139,13 @@ def test_until_stops_the_clock(tmp_path: Path) -> None:
     assert run.end == 10
     assert run.recorder.workloads["default/b"].first_admission is None
     assert run.pending == []  # b never arrived
+
+
+def test_a_pod_that_requests_nothing_is_admitted_beside_a_full_queue(tmp_path: Path) -> None:
+    # Captured clusters hold such Workloads (a container without requests); Kueue admits them.
+    setup = write_setup(tmp_path / "s.yaml", FLAVOR, cluster_queue("cq", 4), local_queue("cq"))
+    nothing = job("nothing", 1, "cq", 0, 5) | {"requests": {}}
+    trace = write_trace(tmp_path / "t.yaml", [job("full", 0, "cq", 4, 10), nothing])
+    records = run_files(setup, trace).recorder.workloads
+    assert records["default/nothing"].first_admission == 1
+    assert records["default/nothing"].finished == 6
