@@ -1,8 +1,10 @@
 """``--from-cluster``: the queueing objects of a live cluster, read with LIST calls only.
 
 Each kind is listed page by page (GET, nothing else is sent). A kind the cluster does not
-serve (no Cohort or Topology CRD) is noted and skipped. Nodes come along only when a
+serve (no Cohort, Topology or Budget CRD) is noted and skipped. Nodes come along only when a
 ResourceFlavor names a Topology: that is the only time a simulation places pods on nodes.
+kq's Budgets come along as specs: a simulation starts their windows empty and counts what the
+trace runs (the Workloads ``--trace-from-cluster`` replays), never a live ledger besides.
 What is kept of each object is what its parser reads: no status, no server-set metadata.
 """
 
@@ -16,6 +18,7 @@ from kq.runtime.client import KubeClient
 from kq.runtime.errors import ApiError
 from kq.runtime.resources import (
     ADMISSION_CHECKS,
+    BUDGETS,
     CLUSTER_QUEUES,
     COHORTS,
     LOCAL_QUEUES,
@@ -32,7 +35,7 @@ Obj = dict[str, Any]
 PAGE = 500
 QUEUEING_KINDS = (
     RESOURCE_FLAVORS, COHORTS, CLUSTER_QUEUES, LOCAL_QUEUES, WORKLOAD_PRIORITY_CLASSES,
-    PRIORITY_CLASSES, ADMISSION_CHECKS, TOPOLOGIES, NAMESPACES,
+    PRIORITY_CLASSES, ADMISSION_CHECKS, TOPOLOGIES, NAMESPACES, BUDGETS,
 )  # fmt: skip
 KEPT_METADATA = ("name", "namespace", "labels", "annotations")
 KEPT_TOP = ("spec", "value", "globalDefault", "description", "preemptionPolicy")

@@ -3,9 +3,10 @@
 A Workload created within the window becomes one trace entry: it arrives at its
 ``creationTimestamp``, runs from its last ``Admitted`` transition to its ``Finished`` one (a
 preempted workload's last run; still running: the time so far, a lower bound), with its pod
-sets' counts and per-pod requests, tolerations, node selector and topology request, and its
-priority. Workloads that never ran (pending, or finished before admission) are skipped and
-counted: nothing says how long they would run. Arrivals are seconds from the first one.
+sets' counts and per-pod requests, tolerations, node selector and topology request, its
+priority and its ``maximumExecutionTimeSeconds`` (what a Budget counts on). Workloads that
+never ran (pending, or finished before admission) are skipped and counted: nothing says how
+long they would run. Arrivals are seconds from the first one.
 """
 
 from __future__ import annotations
@@ -89,6 +90,8 @@ def entry(obj: Mapping[str, Any], created: float, runtime: float, classes: set[s
         out["priorityClass"] = str(class_name)
     else:
         out["priority"] = int(spec.get("priority") or 0)
+    if spec.get("maximumExecutionTimeSeconds"):
+        out["maxExecutionSeconds"] = int(spec["maximumExecutionTimeSeconds"])
     exclusive = (meta.get("annotations") or {}).get(EXCLUSIVE_TOPOLOGY)
     if exclusive:
         out["exclusiveTopology"] = exclusive

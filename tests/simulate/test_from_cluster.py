@@ -7,6 +7,7 @@ import asyncio
 import json
 import re
 import sys
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +26,7 @@ Obj = dict[str, Any]
 pytestmark = pytest.mark.slow
 
 
-def _job(namespace: str, name: str, cpu: int, seconds: int) -> Obj:
+def _job(namespace: str, name: str, cpu: int, seconds: int, limit: int | None = None) -> Obj:
     container = {
         "name": "work",
         "image": "busybox",
@@ -33,10 +34,21 @@ def _job(namespace: str, name: str, cpu: int, seconds: int) -> Obj:
         "resources": {"requests": {"cpu": str(cpu), "memory": "1Gi"}},
     }
     pod = {"containers": [container], "restartPolicy": "Never"}
+    labels = {"kueue.x-k8s.io/queue-name": namespace}
+    if limit is not None:
+        labels["kueue.x-k8s.io/max-exec-time-seconds"] = str(limit)
     return {"apiVersion": "batch/v1", "kind": "Job",
-            "metadata": {"name": name, "namespace": namespace,
-                         "labels": {"kueue.x-k8s.io/queue-name": namespace}},
+            "metadata": {"name": name, "namespace": namespace, "labels": labels},
             "spec": {"suspend": True, "template": {"spec": pod}}}  # fmt: skip
+
+
+def _budget() -> Obj:
+    """Team B's LocalQueue may use 0.1 core-hours an hour (cluster-scoped: a name of its own on
+    the shared real API server): done-b, 2 cores for up to 600 s, needs 0.33."""
+    return {"apiVersion": "kq.dev/v1alpha1", "kind": "Budget",
+            "metadata": {"name": f"capture-{uuid.uuid4().hex[:8]}"},
+            "spec": {"target": {"kind": "LocalQueue", "namespace": "team-b", "name": "team-b"},
+                     "window": {"duration": "1h"}, "resourceHours": {"cpu": "0.1"}}}  # fmt: skip
 
 
 def _count(pattern: str, text: str, exactly: int | None) -> bool:
@@ -79,13 +91,16 @@ def test_captures_setup_and_trace_from_a_live_cluster_and_only_reads(
             kubectl("apply", "-f", str(S4 / f"{name}.yaml"))
         kubectl.apply(
             _job("team-a", "done-a", 1, 40),  # 2 s of wall time at speed 20
-            _job("team-b", "done-b", 2, 60),
+            _job("team-b", "done-b", 2, 60, limit=600),
             _job("team-a", "still-running", 1, 36000),
             _job("team-b", "too-big", 40, 60),  # more than team B may ever use
         )
         want = {"done-a": "Finished", "done-b": "Finished", "still-running": "Admitted",
                 "too-big": "Pending"}  # fmt: skip
         wait_until(lambda: _state(kubectl) == want, f"jobs to reach {want}", within=60)
+        # Made once done-b ran: the live run is as before; the simulation must hold done-b.
+        budget = _budget()
+        kubectl.apply(budget)
         out = tmp_path / "out"
 
         async def capture() -> tuple[Any, int, str, str]:
@@ -93,7 +108,10 @@ def test_captures_setup_and_trace_from_a_live_cluster_and_only_reads(
                 code, stdout, stderr = await _simulate(proxied, out)
                 return proxy, code, stdout, stderr
 
-        proxy, code, stdout, stderr = asyncio.run(capture())
+        try:
+            proxy, code, stdout, stderr = asyncio.run(capture())
+        finally:
+            kubectl("delete", "budget", budget["metadata"]["name"], "--wait=false")
     assert code == 0, stderr
     assert set(proxy.methods) == {"GET"}, proxy.methods
     assert proxy.methods["GET"] >= 10  # every queueing kind, then the Workloads
@@ -102,6 +120,11 @@ def test_captures_setup_and_trace_from_a_live_cluster_and_only_reads(
     assert {("ClusterQueue", "team-a-cq"), ("ClusterQueue", "team-b-cq"),
             ("LocalQueue", "team-a"), ("ResourceFlavor", "spot")} <= names  # fmt: skip
     assert all("status" not in o and "resourceVersion" not in o["metadata"] for o in setup)
+    captured = [o for o in setup if o["metadata"]["name"] == budget["metadata"]["name"]]
+    assert len(captured) == 1, captured  # status was already checked away above
+    spec = captured[0]["spec"]  # as written, with the schema's defaults
+    assert {k: spec[k] for k in budget["spec"]} == {**budget["spec"], "window": spec["window"]}
+    assert spec["window"]["duration"] == "1h"
     # On the suite's shared real API server other tests' Workloads are captured too.
     entries = [e for e in yaml.safe_load((out / "cluster-trace.yaml").read_text())["workloads"]
                if e["namespace"] in S4_NAMESPACES]  # fmt: skip
@@ -112,12 +135,15 @@ def test_captures_setup_and_trace_from_a_live_cluster_and_only_reads(
     assert 1 <= by_job["done-b"]["runtime"] <= 3 + 4
     assert by_job["done-b"]["podSets"][0]["requests"] == {"cpu": "2", "memory": "1Gi"}
     assert by_job["done-a"]["queue"] == "team-a"
+    assert by_job["done-b"]["maxExecutionSeconds"] == 600
+    assert "maxExecutionSeconds" not in by_job["done-a"]
     alone = cluster.backend == "embedded"
     assert _count(r"(\d+) \(not admitted: run time unknown\)", stdout, exactly=1 if alone else None)
     assert _count(r"\((\d+) still running: their run time so far\)", stdout,
                   exactly=1 if alone else None)  # fmt: skip
     figures = json.loads((out / "figures.json").read_text())
-    admitted = {w["workload"] for w in figures["workloads"]
+    admitted = {w["workload"].split("/")[1].rsplit("-", 1)[0].removeprefix("job-")
+                for w in figures["workloads"]
                 if w["firstAdmission"] is not None
                 and w["workload"].split("/")[0] in S4_NAMESPACES}  # fmt: skip
-    assert len(admitted) == 3
+    assert admitted == {"done-a", "still-running"}  # the captured Budget holds done-b
