@@ -10,7 +10,8 @@ from pathlib import Path
 
 from kq import __version__
 from kq.app import run_command
-from kq.config import ConfigError, KqConfig, load_config
+from kq.config import ConfigError, KqConfig
+from kq.config_file import load_config
 from kq.observability.logs import add_log_level_option
 from kq.plugins import build_plugin_manager, plugin_names
 

@@ -10,10 +10,9 @@ from kq.config import (
     KqConfig,
     PluginsConfig,
     PodOptions,
-    load_config,
-    parse_config,
     parse_duration,
 )
+from kq.config_file import load_config, parse_config
 
 V1BETA2 = API_VERSION_V1BETA2
 

@@ -17,7 +17,8 @@ from pathlib import Path
 import structlog
 from aiohttp import web
 
-from kq.config import KqConfig, load_config
+from kq.config import KqConfig
+from kq.config_file import load_config
 from kq.observability import metrics
 from kq.observability.logs import configure_logging
 from kq.observability.metric_options import set_role

@@ -16,7 +16,8 @@ from kq.api.priority import WorkloadPriorityClass, parse_workload_priority_class
 from kq.api.resourceflavor import ResourceFlavor, parse_resource_flavor
 from kq.api.topology import Topology
 from kq.cache.cache import Cache
-from kq.config import NAMESPACE_NAME_LABEL, ConfigError, KqConfig, parse_config
+from kq.config import NAMESPACE_NAME_LABEL, ConfigError, KqConfig
+from kq.config_file import parse_config
 from kq.plugins import build_plugin_manager
 from kq.queue.manager import QueueManager
 from kq.scheduler.observers import load_observers

@@ -13,7 +13,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from kq.api.clusterqueue import parse_cluster_queue
-from kq.config import AdmissionFairSharing, ConfigError, parse_config
+from kq.config import AdmissionFairSharing, ConfigError
+from kq.config_file import parse_config
 from kq.queue.requeue import RequeueReason
 from kq.scheduler.decisions import Admit, Preempt
 from kq.simulate.run import prepare

@@ -9,7 +9,8 @@ import dataclasses
 
 import pytest
 
-from kq.config import ConfigError, parse_config
+from kq.config import ConfigError
+from kq.config_file import parse_config
 from kq.scheduler.decisions import Admit, Preempt
 from tests.core.world import World, plugins
 

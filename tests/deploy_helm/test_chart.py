@@ -14,7 +14,7 @@ import pytest
 import yaml
 
 from kq.cli import build_parser
-from kq.config import parse_config
+from kq.config_file import parse_config
 from kq.dashboard.server import parse_address
 from kq.webhooks.conversion import CONVERTED_CRDS
 from tests.deploy_helm.helm import (

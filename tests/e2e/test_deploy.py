@@ -22,7 +22,8 @@ import pytest
 import yaml
 
 from kq.admissionchecks.registry import check_controllers
-from kq.config import LeaderElection, parse_config
+from kq.config import LeaderElection
+from kq.config_file import parse_config
 from kq.jobframework.registry import job_integrations
 from kq.plugins import build_plugin_manager
 from kq.runtime import resources

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from kq.config import ConfigError, parse_config
+from kq.config import ConfigError
+from kq.config_file import parse_config
 from tests.controllers.helpers import apply, namespace, suffix
 from tests.harness import Cluster
 from tests.kqrun import free_port, kq_run

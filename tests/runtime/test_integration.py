@@ -18,7 +18,8 @@ from pathlib import Path
 import aiohttp
 import pytest
 
-from kq.config import KqConfig, parse_config
+from kq.config import KqConfig
+from kq.config_file import parse_config
 from kq.runtime.certs import inject_ca_bundle, provision_from_secret, service_dns_names
 from kq.runtime.client import KubeClient, retry_on_conflict
 from kq.runtime.errors import ApiError
