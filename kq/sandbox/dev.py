@@ -4,8 +4,8 @@ State lives in the data directory (``.kq/dev``) and survives restarts unless ``-
 ``--kubeconfig`` runs the simulated cluster and kq against an existing API server instead
 (``kq.sandbox.remote``): the state lives there, so ``--fresh`` is refused and the data
 directory only keeps the webhook's certificates.
-``kq dev node|pool fail|recover`` inject node failures into a running sandbox through its API;
-``kq dev provreq fail|revoke|expire`` do the same to a ProvisioningRequest.
+``kq dev node|pool fail|recover`` and ``kq dev provreq fail|revoke|expire`` inject faults into a
+running sandbox (``kq.sandbox.dev_faults``).
 """
 
 from __future__ import annotations
@@ -30,10 +30,11 @@ from kq.runtime.client import KubeClient
 from kq.runtime.errors import ApiError
 from kq.runtime.resources import NAMESPACES
 from kq.sandbox.cluster.clock import SandboxClock, parse_rfc3339
-from kq.sandbox.cluster.driver import NODES, Settings, run_simulated_cluster, set_failure
+from kq.sandbox.cluster.driver import NODES, Settings, run_simulated_cluster
 from kq.sandbox.cluster.podinfo import condition
 from kq.sandbox.cluster.profiles import BUILTIN, Profile, ProfileError, load_profile
-from kq.sandbox.cluster.provreq_faults import FAULTS, inject
+from kq.sandbox.cluster.provreq_faults import FAULTS
+from kq.sandbox.dev_faults import run_failure, run_provreq_fault
 from kq.sandbox.remote import (
     PROBE_NAMESPACE,
     install_missing_crds,
@@ -100,16 +101,6 @@ def _locate_options(sub: argparse.ArgumentParser) -> None:
                      help="the API server of a `kq dev --kubeconfig`")  # fmt: skip
 
 
-def _sandbox_kubeconfig(args: argparse.Namespace) -> Path | None:
-    kubeconfig = args.kubeconfig or Path(args.data_dir) / "kubeconfig"
-    if kubeconfig.is_file():
-        return Path(kubeconfig)
-    print(
-        f"kq dev: no sandbox's kubeconfig at {kubeconfig} (start `kq dev` first)", file=sys.stderr
-    )
-    return None
-
-
 def run(args: argparse.Namespace) -> int:
     if args.speed <= 0:
         print("kq dev: --speed must be positive", file=sys.stderr)
@@ -149,47 +140,6 @@ def run(args: argparse.Namespace) -> int:
             provider.shutdown()
 
 
-def run_failure(args: argparse.Namespace) -> int:
-    return asyncio.run(_failure(args))
-
-
-async def _failure(args: argparse.Namespace) -> int:
-    kubeconfig = _sandbox_kubeconfig(args)
-    if kubeconfig is None:
-        return 2
-    failed = args.action == "fail"
-    target = {"node": args.name} if args.dev_command == "node" else {"pool": args.name}
-    async with await KubeClient.connect(kubeconfig) as client:
-        try:
-            names = await set_failure(client, failed=failed, mode=args.mode, **target)
-        except ApiError as exc:
-            print(f"kq dev: {exc}", file=sys.stderr)
-            return 1
-    if not names:
-        print(f"kq dev: no nodes in pool {args.name}", file=sys.stderr)
-        return 1
-    print(f"{'failed' if failed else 'recovered'}: {', '.join(names)}")
-    return 0
-
-
-def run_provreq_fault(args: argparse.Namespace) -> int:
-    return asyncio.run(_provreq_fault(args))
-
-
-async def _provreq_fault(args: argparse.Namespace) -> int:
-    kubeconfig = _sandbox_kubeconfig(args)
-    if kubeconfig is None:
-        return 2
-    async with await KubeClient.connect(kubeconfig) as client:
-        try:
-            written = await inject(client, args.namespace, args.name, args.action, args.message)
-        except ApiError as exc:
-            print(f"kq dev: {exc}", file=sys.stderr)
-            return 1
-    print(f"{args.namespace}/{args.name}: {written['type']}=True ({written['reason']})")
-    return 0
-
-
 async def _sandbox_origin(client: KubeClient) -> datetime:
     """Where sandbox time resumes: never before the last heartbeat an earlier run wrote."""
     beats = [datetime.now(UTC)]
@@ -201,8 +151,13 @@ async def _sandbox_origin(client: KubeClient) -> datetime:
 
 
 SANDBOX_FRAMEWORKS = ("batch/job", "jobset.x-k8s.io/jobset", "ray.io/rayjob", "kubeflow.org/mpijob")
-DEV_FRAMEWORKS = (*SANDBOX_FRAMEWORKS, "deployment")
-"""What ``kq dev`` runs: the stories' job kinds and Deployments (examples/serving)."""
+DEV_FRAMEWORKS = (
+    *SANDBOX_FRAMEWORKS,
+    "deployment",
+    "statefulset",
+    "leaderworkerset.x-k8s.io/leaderworkerset",
+)
+"""What ``kq dev`` runs: the stories' job kinds and the serving kinds (examples/serving)."""
 
 
 def _controller_config(webhook_port: int, cert_dir: Path, visibility_port: int = 0) -> KqConfig:

@@ -126,7 +126,8 @@ def sandbox(cluster: Cluster, tmp_path: Path) -> Iterator[Sandbox]:
         finally:
             # The real server is shared: what the story made goes (kq dev cleans up the rest).
             box.kubectl("delete", "-f", str(EXAMPLE / "inference.yaml"), "--ignore-not-found")
-            box.kubectl("delete", "-f", str(EXAMPLE / "training.yaml"), "--ignore-not-found")
+            for manifest in ("training", "statefulset", "leaderworkerset"):
+                box.kubectl("delete", "-f", str(EXAMPLE / f"{manifest}.yaml"), "--ignore-not-found")
 
 
 def test_a_traffic_spike_preempts_training_and_the_scale_down_lets_it_back(
@@ -178,3 +179,47 @@ def test_a_traffic_spike_preempts_training_and_the_scale_down_lets_it_back(
     assert box.get("jobset", victim_name, "-n", "default")["spec"]["suspend"] is False
     until("all 24 chips in use again", lambda: box.used_chips() == "24" or None)
     assert len(of_owner(box.workloads(), "Pod")) == 2
+
+
+def running_admitted(box: Sandbox, selector: str, count: int, owner_kind: str) -> list[Obj] | None:
+    """The Workloads owned by ``owner_kind`` once ``count`` pods of ``selector`` run ungated
+    and every such Workload is admitted."""
+    pods = [
+        p
+        for p in box.get("pods", "-n", "default", "-l", selector)["items"]
+        if not p["metadata"].get("deletionTimestamp")
+    ]
+    up = [p for p in pods if not p["spec"].get("schedulingGates")
+          and p["status"].get("phase") == "Running"]  # fmt: skip
+    workloads = of_owner(box.workloads(), owner_kind)
+    if len(pods) != count or len(up) != count or not workloads:
+        return None
+    return workloads if all(condition(w, "Admitted").get("status") == "True"
+                            for w in workloads) else None  # fmt: skip
+
+
+def test_kq_dev_queues_statefulsets_and_leaderworkersets(sandbox: Sandbox) -> None:
+    box = sandbox
+    box.kubectl("apply", "-f", str(EXAMPLE / "kueue.yaml"))
+    box.kubectl("apply", "-f", str(EXAMPLE / "statefulset.yaml"))
+    box.kubectl("apply", "-f", str(EXAMPLE / "leaderworkerset.yaml"))
+    [sts] = until("the StatefulSet's pods running, its Workload admitted",
+                  lambda: running_admitted(box, "app=cache", 2, "StatefulSet"))  # fmt: skip
+    assert sts["metadata"]["name"].startswith("statefulset-cache-")
+    assert [(ps["name"], ps["count"]) for ps in sts["spec"]["podSets"]] == [("main", 2)]
+    assert sts["spec"]["priority"] == 1000
+    group_pods = "leaderworkerset.sigs.k8s.io/name=llm"
+
+    def group() -> list[Obj] | None:
+        if running_admitted(box, group_pods, 2, "Pod") is None:
+            return None
+        found = [w for w in box.workloads()
+                 if w["metadata"]["name"].startswith("leaderworkerset-llm-0-")]  # fmt: skip
+        return found if found and condition(found[0], "Admitted").get("status") == "True" else None
+
+    [lws] = until("the LeaderWorkerSet's group running, its Workload admitted", group)
+    assert [(ps["name"], ps["count"]) for ps in lws["spec"]["podSets"]] == [
+        ("leader", 1),
+        ("worker", 1),
+    ]
+    until("16 chips in use", lambda: box.used_chips() == "16" or None)
