@@ -214,3 +214,32 @@ async def test_a_group_named_like_someone_elses_workload_is_refused(stack: Stack
     kept = await get_workload(stack, "taken")
     assert kept["spec"]["queueName"] == "nowhere"
     assert all(gates(p) == [GATE] for p in await _pods(stack, ["t-0", "t-1"]))
+
+
+async def test_a_fast_admission_group_starts_with_its_first_pod(stack: Stack) -> None:
+    fast = {"kueue.x-k8s.io/pod-group-fast-admission": "true"}
+    names = ["f-0", "f-1", "f-2"]
+    await stack.create(PODS, group_pod(names[0], "fast", 3, seconds=600, annotations=fast))
+    # Admitted for the whole group (3 CPUs of 4) before the other pods exist.
+    workload = await eventually(lambda: get_workload(stack, "fast"), "the group's Workload")
+    [pod_set] = workload["spec"]["podSets"]
+    assert pod_set["count"] == 3
+
+    async def first_running() -> None:
+        assert is_true(await get_workload(stack, "fast"), "Admitted")
+        assert gates(await get_pod(stack, names[0])) == []
+
+    await eventually(first_running, "the first pod ungated once the Workload is admitted")
+    await stack.using({"cpu": 3, "memory": 300 * 2**20})
+    for name in names[1:]:
+        await stack.create(PODS, group_pod(name, "fast", 3, seconds=600, annotations=fast))
+
+    async def all_running() -> None:
+        pods = await _pods(stack, names)
+        assert all(gates(p) == [] for p in pods)
+        await stack.assert_running_on_the_flavor(pods)
+
+    await eventually(all_running, "each later pod ungated as it comes")
+    current = await get_workload(stack, "fast")
+    assert condition(current, "WaitingForReplacementPods") is None
+    assert sorted(o["name"] for o in current["metadata"]["ownerReferences"]) == names

@@ -242,3 +242,34 @@ def test_a_pod_is_a_top_level_job_to_the_controller() -> None:
     assert facts.webhook_facts("ns", owned).ancestor_managed
     child = {"apiVersion": "batch/v1", "kind": "Job", "metadata": {**owned["metadata"]}}
     assert facts.facts(child).ancestor_admitted is False
+
+
+def _fast(pod: dict[str, Any]) -> dict[str, Any]:
+    notes = pod["metadata"]["annotations"]
+    notes[pod_group.FAST_ADMISSION_ANNOTATION] = "true"
+    return pod
+
+
+@given(st.integers(min_value=2, max_value=8), st.data())
+def test_a_fast_admission_group_gets_its_workload_with_its_first_pod(
+    total: int, data: st.DataObject
+) -> None:
+    present = data.draw(st.integers(min_value=1, max_value=total))
+    pods = [_fast(created(f"p{i}", "1", "g", total)) for i in range(present)]
+    group = POD.compose(pods)
+    assert pod_group.compose_error(group) is None
+    [create, _] = decide(POD, group, [], ClusterFacts())
+    assert isinstance(create, CreateWorkload)
+    [pod_set] = create.workload["spec"]["podSets"]
+    # The whole group's quota, under the first pod's role.
+    assert (pod_set["name"], pod_set["count"]) == (pod_group.role_hash(pods[0]), total)
+    assert POD.matches(group, create.workload)
+    # Pods not created yet are not missing: only an empty role waits for replacements.
+    assert pod_upkeep.plan(group, create.workload).absent == 0
+    failed = POD.compose([_failed(p) for p in pods])
+    assert pod_upkeep.plan(failed, create.workload).absent == 1
+
+
+def test_a_fast_admission_group_without_a_runnable_pod_gets_no_workload() -> None:
+    group = POD.compose([_failed(_fast(created("p0", "1", "g", 2)))])
+    assert pod_group.compose_error(group) == "failed to find a runnable pod in the group"

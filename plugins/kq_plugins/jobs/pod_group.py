@@ -3,7 +3,10 @@
 A group's Workload is named after the group and has one PodSet per *role*: pods whose shape
 (requests, ports, node selector, affinity, tolerations, priority, ...) hashes alike, as
 upstream's ``kueue.x-k8s.io/role-hash``. It is built only once every pod of
-``kueue.x-k8s.io/pod-group-total-count`` exists.
+``kueue.x-k8s.io/pod-group-total-count`` exists, unless the group is annotated
+``kueue.x-k8s.io/pod-group-fast-admission: "true"``: then it is built from its first runnable pod,
+with one pod set of that pod's role counting the whole group, so quota for all of it is
+reserved before the other pods exist and each is ungated as it comes.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ ROLE_HASH_ANNOTATION = "kueue.x-k8s.io/role-hash"
 RETRIABLE_IN_GROUP_ANNOTATION = "kueue.x-k8s.io/retriable-in-group"
 IS_GROUP_WORKLOAD_ANNOTATION = "kueue.x-k8s.io/is-group-workload"
 SERVING_ANNOTATION = "kueue.x-k8s.io/pod-group-serving"
+FAST_ADMISSION_ANNOTATION = "kueue.x-k8s.io/pod-group-fast-admission"
 QUEUE_NAME_LABEL = "kueue.x-k8s.io/queue-name"
 MAX_ROLES = 18
 MEMBERS = "members"
@@ -110,7 +114,24 @@ def shape_hash(spec: Mapping[str, Any]) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:8]
 
 
+def fast_admission(pod: Job) -> bool:
+    return annotations_of(pod).get(FAST_ADMISSION_ANNOTATION) == "true"
+
+
 def pod_sets(group: Job) -> list[PodSet]:
+    """The Workload's pod sets: per role (``roles``), or with fast admission one of the first
+    runnable pod's role counting the whole group (upstream's ``constructGroupPodSetsFast``)."""
+    first = members(group)[0]
+    if not fast_admission(first):
+        return roles(group)
+    count = total_count(first)
+    for pod in members(group):
+        if runnable_or_succeeded(pod):
+            return [PodSet(role_hash(pod), count, {"spec": deep_copy(pod.get("spec") or {})})]
+    raise ValueError("failed to find a runnable pod in the group")
+
+
+def roles(group: Job) -> list[PodSet]:
     """One PodSet per role among the pods that can still run, sorted by role."""
     by_role: dict[str, PodSet] = {}
     for pod in members(group):
@@ -133,8 +154,10 @@ def compose_error(group: Job) -> str | None:
     except ValueError as error:
         return str(error)
     active = [p for p in members(group) if runnable_or_succeeded(p)]
-    if len(active) < count:
+    if len(active) < count and not fast_admission(first):
         return f"'{group_name(first)}' group has fewer runnable pods than expected"
+    if not active:
+        return "failed to find a runnable pod in the group"
     queue = labels(first).get(QUEUE_NAME_LABEL, "")
     for pod in members(group):
         if phase(pod) == "Failed":
@@ -151,7 +174,7 @@ def compose_error(group: Job) -> str | None:
                 f"pods '{name(first)}' and '{name(pod)}' has different "
                 f"'{GROUP_TOTAL_COUNT_ANNOTATION}' values: {count}!={theirs}"
             )
-    if len(pod_sets(group)) > MAX_ROLES:
+    if len(roles(group)) > MAX_ROLES:
         return f"pod group can't include more than {MAX_ROLES} roles"
     return None
 
@@ -181,7 +204,7 @@ def matches(group: Job, workload: Job) -> bool:
         return False
     have = [ps.get("name") for ps in dig(workload, "spec", "podSets") or ()]
     index = 0
-    for pod_set in pod_sets(group):
+    for pod_set in roles(group):
         while index < len(have) and have[index] != pod_set.name:
             index += 1
         if index == len(have):

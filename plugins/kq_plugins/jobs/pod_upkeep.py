@@ -45,12 +45,20 @@ def plan(job: Job, workload: Obj | None) -> Plan:
         role, count = str(pod_set.get("name", "")), int(pod_set.get("count", 1))
         mine = [p for p in active if group.role_hash(p) == role]
         gone = [p for p in inactive if group.role_hash(p) == role]
-        out.absent += max(0, count - len(mine))
+        out.absent += _absent(pods[0], count, len(mine))
         out.excess += _by_keep(mine)[count:]
         releasable = min(len(gone), len(gone) + len(mine) - count)
         if releasable > 0:
             out.replaced += _by_keep(gone)[len(gone) - releasable :]
     return out
+
+
+def _absent(first: Job, count: int, active: int) -> int:
+    """Pods the role misses; with fast admission only an empty role misses any (one), as the
+    rest of the group may simply not have been created yet."""
+    if group.fast_admission(first):
+        return 1 if count > 0 and active == 0 else 0
+    return max(0, count - active)
 
 
 def steps(job: Job, workload: Obj | None) -> list[JobStep]:
