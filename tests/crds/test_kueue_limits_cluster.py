@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from kq.crds.kueue import MAX_PODSETS
+from kq.crds.kueue.workloads import MAX_PODSETS
 from kq.runtime.client import KubeClient
 from kq.runtime.errors import ApiError
 from kq.runtime.resources import CLUSTER_QUEUES, WORKLOADS, Resource
