@@ -7,16 +7,23 @@ controller creates and queues it, as upstream's ``SuspendedByParentAnnotation``.
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
-from kq.jobframework import FieldError, Job
-from kq.jobframework.objects import deep_copy, dig, labels
+import structlog
+
+from kq.jobframework import FieldError, Finished, Job, PodSet, PodSetInfo
+from kq.jobframework.objects import deep_copy, dig, labels, name, namespace
+from kq.plugin import ApiError, ControllerContext, Resource
 
 SUSPENDING_PARENT_ANNOTATION = "kueue.x-k8s.io/pod-suspending-parent"
 QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 PRIORITY_CLASS_LABEL = "kueue.x-k8s.io/priority-class"
 MANAGED_LABEL = "kueue.x-k8s.io/managed"
 IMMUTABLE = "field is immutable"
+RETRY_S = 1.0
+log = structlog.get_logger(__name__)
 
 
 def template(job: Job) -> dict[str, Any]:
@@ -85,3 +92,69 @@ def priority_change_errors(old: Job, new: Job) -> list[FieldError]:
     path = f"metadata.labels[{PRIORITY_CLASS_LABEL}]"
     message = "WorkloadPriorityClass cannot be added to a non-suspended workload"
     return [FieldError(path, "Invalid", message, new_class)]
+
+
+class PodOwner:
+    """What a serving owner whose pods are the jobs (Deployment, LeaderWorkerSet) answers: it
+    has no pod sets of its own, is never reconciled (``skip``), never finishes, and only its
+    queue and priority labels are checked on update."""
+
+    def pod_sets(self, job: Job) -> list[PodSet]:
+        return []
+
+    def run_with_pod_set_info(self, job: Job, infos: Sequence[PodSetInfo]) -> dict[str, Any]:
+        return deep_copy(job)
+
+    def restore_pod_sets_info(self, job: Job, infos: Sequence[PodSetInfo]) -> dict[str, Any]:
+        return deep_copy(job)
+
+    def finished(self, job: Job) -> Finished | None:
+        return None
+
+    def pods_ready(self, job: Job) -> bool:
+        return False
+
+    def skip(self, job: Job) -> bool:
+        return True
+
+    def validate_on_create(self, job: Job) -> list[FieldError]:
+        return []
+
+    def validate_on_update(self, old: Job, new: Job) -> list[FieldError]:
+        return queue_change_errors(old, new) + priority_change_errors(old, new)
+
+
+async def run_passes(
+    ctx: ControllerContext, watches: Sequence[Resource], one_pass: Callable[[], Awaitable[bool]]
+) -> None:
+    """``one_pass`` after every change of ``watches``, and again ``RETRY_S`` after one that
+    failed (it returns whether every write went through)."""
+    wake = asyncio.Event()
+    for resource in watches:
+        ctx.on_change(resource, wake.set)
+    while True:
+        wake.clear()
+        failed = not await one_pass()
+        try:
+            async with asyncio.timeout(RETRY_S if failed else None):
+                await wake.wait()
+        except TimeoutError:
+            pass
+
+
+async def patch_or_delete(
+    ctx: ControllerContext, resource: Resource, obj: Job, patch: dict[str, Any] | None
+) -> bool:
+    """``obj`` merge-patched, or deleted without a patch; whether that went through (an object
+    already gone counts as done)."""
+    try:
+        if patch is None:
+            await ctx.client.delete(resource, name(obj), namespace(obj))
+        else:
+            await ctx.client.merge_patch(resource, name(obj), patch, namespace=namespace(obj))
+    except ApiError as error:
+        if error.not_found:
+            return True
+        log.warning(f"{resource.kind} not updated", name=name(obj), error=str(error))
+        return False
+    return True

@@ -9,23 +9,18 @@ pod of a stopped set is deleted, and the StatefulSet makes it again, gated.
 
 from __future__ import annotations
 
-import asyncio
 import json
 from typing import Any, ClassVar
 
-import structlog
-
 from kq.hookspecs import Register, hookimpl
 from kq.jobframework.objects import annotations_of, controller_owner, dig, meta, name, namespace
-from kq.plugin import ApiError, ControllerContext, Resource
-from kq_plugins.jobs.serving import SUSPENDING_PARENT_ANNOTATION
+from kq.plugin import ControllerContext, Resource
+from kq_plugins.jobs.serving import SUSPENDING_PARENT_ANNOTATION, patch_or_delete, run_passes
 from kq_plugins.jobs.statefulset import ADMISSION_ANNOTATION, FRAMEWORK
 
 PODS = Resource("", "v1", "pods", "Pod", namespaced=True)
 STATEFULSETS = Resource("apps", "v1", "statefulsets", "StatefulSet", namespaced=True)
 GATE = "kueue.x-k8s.io/admission"
-RETRY_S = 1.0
-log = structlog.get_logger(__name__)
 
 Obj = dict[str, Any]
 
@@ -74,34 +69,14 @@ class StatefulSetPods:
     WATCHES: ClassVar[tuple[Resource, ...]] = (PODS, STATEFULSETS)
 
     async def run(self, ctx: ControllerContext) -> None:
-        wake = asyncio.Event()
-        for resource in self.WATCHES:
-            ctx.on_change(resource, wake.set)
-        while True:
-            wake.clear()
-            sets = {f"{namespace(s)}/{name(s)}": s for s in ctx.store(STATEFULSETS).values()}
-            failed = False
-            for verb, pod, patch in actions(ctx.store(PODS).values(), sets):
-                failed |= not await _apply(ctx, verb, pod, patch)
-            try:
-                async with asyncio.timeout(RETRY_S if failed else None):
-                    await wake.wait()
-            except TimeoutError:
-                pass
+        await run_passes(ctx, self.WATCHES, lambda: self._pass(ctx))
 
-
-async def _apply(ctx: ControllerContext, verb: str, pod: Obj, patch: Obj | None) -> bool:
-    try:
-        if patch is not None:
-            await ctx.client.merge_patch(PODS, name(pod), patch, namespace=namespace(pod))
-        else:
-            await ctx.client.delete(PODS, name(pod), namespace(pod))
-    except ApiError as error:
-        if error.not_found:
-            return True
-        log.warning("statefulset pod not updated", pod=name(pod), verb=verb, error=str(error))
-        return False
-    return True
+    async def _pass(self, ctx: ControllerContext) -> bool:
+        sets = {f"{namespace(s)}/{name(s)}": s for s in ctx.store(STATEFULSETS).values()}
+        ok = True
+        for _, pod, patch in actions(ctx.store(PODS).values(), sets):
+            ok &= await patch_or_delete(ctx, PODS, pod, patch)
+        return ok
 
 
 @hookimpl
