@@ -144,7 +144,7 @@ async def test_preemption_stops_a_group_as_one(stack: Stack) -> None:
     await stack.using({"cpu": 4, "memory": 2**30 + 200 * MIB})
     owner = await stack.client.get(LEADERWORKERSETS, "llm", stack.ns)
 
-    async def recreated() -> None:
+    async def recreated() -> dict[str, Any]:
         # The set makes the stopped group again; it waits, gated, for quota, under the same
         # Workload: the set owns it (as upstream's), so it outlived the group's pods and
         # keeps why it was evicted.
@@ -165,8 +165,15 @@ async def test_preemption_stops_a_group_as_one(stack: Stack) -> None:
         assert (preempted.get("status"), preempted.get("reason")) == ("True", "InClusterQueue")
         assert preempted["message"].startswith("Preempted to accommodate a workload (UID: ")
         assert (condition(kept, "QuotaReserved") or {}).get("status") == "False"
+        return kept
 
-    await eventually(recreated, "the preempted group back and gated, its Workload kept", 90)
+    kept = await eventually(recreated, "the preempted group back and gated, its Workload kept", 90)
+    # The Job gone, the same Workload is admitted again and the group runs.
+    # Background propagation, as kubectl's: a Job's default orphans its pods and Workload.
+    await stack.client.request("DELETE", JOBS.path(stack.ns, "urgent"),
+                               body={"propagationPolicy": "Background"})  # fmt: skip
+    back = await groups_running(stack, "llm", 2, 2)
+    assert kept["metadata"]["uid"] in {w["metadata"]["uid"] for w in back.values()}
 
 
 async def test_scale_down_and_delete_release_the_groups(stack: Stack) -> None:
