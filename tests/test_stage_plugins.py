@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -61,12 +61,6 @@ def running(cluster: Cluster, tmp_path_factory: pytest.TempPathFactory) -> Itera
     apply(cluster, workdir / "cache", namespace(ns))
     with kq_run(cluster, workdir, ns, pythonpath=site) as log:
         yield log
-
-
-@pytest.fixture
-async def client(cluster: Cluster) -> AsyncIterator[KubeClient]:
-    async with await KubeClient.connect(cluster.kubeconfig) as kube:
-        yield kube
 
 
 def two_flavor_queue(name: str, flavors: tuple[str, str], cpu: int, **extra: Any) -> dict[str, Any]:

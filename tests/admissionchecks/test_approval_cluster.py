@@ -12,7 +12,7 @@ from __future__ import annotations
 import subprocess
 import sys
 import urllib.request
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -87,12 +87,6 @@ def scraped(port: int, name: str, **labels: str) -> float | None:
             if found.name == name and labels.items() <= found.labels.items():
                 return float(found.value)
     return None
-
-
-@pytest.fixture
-async def client(cluster: Cluster) -> AsyncIterator[KubeClient]:
-    async with await KubeClient.connect(cluster.kubeconfig) as kube:
-        yield kube
 
 
 def check(name: str, controller: str = CONTROLLER, **annotations: str) -> dict[str, Any]:

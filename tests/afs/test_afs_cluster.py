@@ -8,7 +8,6 @@ kq, and divided by each LocalQueue's ``spec.fairSharing.weight``.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -45,12 +44,6 @@ CONFIG = """admissionFairSharing:
   usageSamplingInterval: 1s
 """
 AFS: dict[str, Any] = {"admissionScope": {"admissionMode": "UsageBasedAdmissionFairSharing"}}
-
-
-@pytest.fixture
-async def client(cluster: Cluster) -> AsyncIterator[KubeClient]:
-    async with await KubeClient.connect(cluster.kubeconfig) as kube:
-        yield kube
 
 
 def world(cluster: Cluster, cache: Path, cpu: int, *queues: dict[str, Any]) -> str:
