@@ -32,10 +32,18 @@ class Ledger:
     entries: list[Entry] = field(default_factory=list)
     holding: dict[str, Need] = field(default_factory=dict)
     """Workloads holding quota, not admitted yet (checks pending): their whole need."""
+    _last: tuple[float, Account] | None = field(default=None, repr=False, compare=False)
+    """The account at one instant: a cycle's vetoes ask it again and again (``touch`` drops it)."""
+
+    def touch(self) -> None:
+        """``entries`` or ``holding`` changed."""
+        self._last = None
 
     def account(self, now: float, extra: list[Need] | None = None) -> Account:
-        start = self.budget.window.start(now)
-        return account(self.entries, start, now, [*self.holding.values(), *(extra or ())])
+        if self._last is None or self._last[0] != now:
+            start = self.budget.window.start(now)
+            self._last = (now, account(self.entries, start, now, self.holding.values()))
+        return self._last[1].plus(extra or ())
 
 
 class Book:

@@ -52,6 +52,17 @@ class Account:
     def used(self, resource: str) -> float:
         return self.consumed.get(resource, 0.0) + self.reserved.get(resource, 0.0)
 
+    def plus(self, also_reserved: Iterable[Mapping[str, float]]) -> Account:
+        """This account with more needs reserved (itself when there are none)."""
+        needs = list(also_reserved)
+        if not needs:
+            return self
+        reserved = dict(self.reserved)
+        for wanted in needs:
+            for resource, seconds in wanted.items():
+                reserved[resource] = reserved.get(resource, 0.0) + seconds
+        return Account(self.consumed, reserved)
+
 
 def account(
     entries: Iterable[Entry],
@@ -78,10 +89,7 @@ def account(
                 consumed[resource] = consumed.get(resource, 0.0) + amount * held
             if left:
                 reserved[resource] = reserved.get(resource, 0.0) + amount * left
-    for wanted in also_reserved:
-        for resource, seconds in wanted.items():
-            reserved[resource] = reserved.get(resource, 0.0) + seconds
-    return Account(consumed, reserved)
+    return Account(consumed, reserved).plus(also_reserved)
 
 
 def need(usage: Usage, seconds: float) -> dict[str, float]:
