@@ -16,7 +16,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any, ClassVar
 
 from kq.hookspecs import Register, hookimpl
-from kq.jobframework.objects import annotations_of, labels, meta, name, namespace, uid
+from kq.jobframework.objects import annotations_of, dig, labels, meta, name, namespace, uid
 from kq.plugin import WORKLOADS, ControllerContext, Resource
 from kq_plugins.jobs.leaderworkerset import (
     FRAMEWORK,
@@ -37,7 +37,24 @@ Obj = dict[str, Any]
 
 
 def replicas(lws: Obj) -> int:
-    return int((lws.get("spec") or {}).get("replicas", 1))
+    """The groups whose Workloads are kept: ``spec.replicas``, or ``status.replicas`` while a
+    rolling update surges above it (upstream's ``filterWorkloads``)."""
+    wanted = int((lws.get("spec") or {}).get("replicas", 1))
+    status = lws.get("status") or {}
+    if int(status.get("replicas") or 0) > wanted and _surging(lws, wanted):
+        return int(status["replicas"])
+    return wanted
+
+
+def _surging(lws: Obj, wanted: int) -> bool:
+    """A rolling update with a positive ``maxSurge`` that has not updated every group yet; a
+    percentage counts as 0, as upstream's ``IntValue``."""
+    rolling = dig(lws, "spec", "rolloutStrategy", "rollingUpdateConfiguration")
+    if not rolling:
+        return False
+    raw = rolling.get("maxSurge")
+    surge = raw if isinstance(raw, int) else int(raw) if str(raw).isdigit() else 0
+    return surge > 0 and int(dig(lws, "status", "updatedReplicas") or 0) < wanted
 
 
 def removed_groups(pods: list[Obj], sets: Mapping[str, Obj]) -> set[tuple[str, str]]:
