@@ -25,6 +25,8 @@ from typing import Any, TextIO
 
 import yaml
 
+from tests.harness import wait_until
+
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent
 BUILD_SCRIPT = HERE / "build.sh"
@@ -432,9 +434,9 @@ def _apply_crds(plane: ControlPlane, directory: Path = CRDS_DIR) -> None:
             raise RealK8sError(f"applying CRD {name} failed ({status}): {body.decode()[:2000]}")
         names.append(name)
 
-    deadline = time.monotonic() + READY_TIMEOUT_S
     pending = set(names)
-    while pending:
+
+    def established() -> bool:
         for name in sorted(pending):
             status, body = _request(f"{base}/{name}", token=plane.token, context=context)
             conditions = json.loads(body).get("status", {}).get("conditions", [])
@@ -442,10 +444,9 @@ def _apply_crds(plane: ControlPlane, directory: Path = CRDS_DIR) -> None:
                 c.get("type") == "Established" and c.get("status") == "True" for c in conditions
             ):
                 pending.discard(name)
-        if pending:
-            if time.monotonic() > deadline:
-                raise RealK8sError(f"CRDs not Established: {sorted(pending)}")
-            time.sleep(0.1)
+        return not pending
+
+    wait_until(established, "every CRD Established", within=READY_TIMEOUT_S)
 
 
 # --- diagnostics --------------------------------------------------------------------------
