@@ -16,7 +16,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any, ClassVar
 
 from kq.hookspecs import Register, hookimpl
-from kq.jobframework.objects import annotations_of, dig, labels, meta, name, namespace, uid
+from kq.jobframework.objects import annotations_of, dig, labels, meta, name, namespace
 from kq.plugin import WORKLOADS, ControllerContext, Resource
 from kq_plugins.jobs.leaderworkerset import (
     FRAMEWORK,
@@ -26,8 +26,13 @@ from kq_plugins.jobs.leaderworkerset import (
     SET_NAME_LABEL,
     group_workload_name,
 )
-from kq_plugins.jobs.pod_group import IS_GROUP_WORKLOAD_ANNOTATION
-from kq_plugins.jobs.serving import SUSPENDING_PARENT_ANNOTATION, patch_or_delete, run_passes
+from kq_plugins.jobs.serving import (
+    SUSPENDING_PARENT_ANNOTATION,
+    adoption_patch,
+    owned_by,
+    patch_or_delete,
+    run_passes,
+)
 
 PODS = Resource("", "v1", "pods", "Pod", namespaced=True)
 LEADERWORKERSETS = Resource(
@@ -76,30 +81,18 @@ def removed_groups(pods: list[Obj], sets: Mapping[str, Obj]) -> set[tuple[str, s
     return out
 
 
-def _owner_ref(lws: Obj) -> Obj:
-    return {"apiVersion": GVK.api_version, "kind": GVK.kind, "name": name(lws), "uid": uid(lws)}
-
-
-def _owned_by(workload: Obj, lws: Obj) -> bool:
-    return any(o.get("uid") == uid(lws) for o in meta(workload).get("ownerReferences") or ())
-
-
 def adoptions(sets: Mapping[str, Obj], workloads: Mapping[str, Obj]) -> Iterator[tuple[Obj, Obj]]:
     """``(workload, merge patch)`` adding a live set to the owners of each of its groups'
-    Workloads that does not name it yet (``resourceVersion`` guards the list)."""
+    Workloads that does not name it yet."""
     for lws in sets.values():
         if meta(lws).get("deletionTimestamp"):
             continue
         for index in range(replicas(lws)):
             key = f"{namespace(lws)}/{group_workload_name(name(lws), str(index))}"
             workload = workloads.get(key)
-            if workload is None or _owned_by(workload, lws):
-                continue
-            if annotations_of(workload).get(IS_GROUP_WORKLOAD_ANNOTATION) != "true":
-                continue
-            owners = [*(meta(workload).get("ownerReferences") or ()), _owner_ref(lws)]
-            rv = meta(workload).get("resourceVersion")
-            yield workload, {"metadata": {"ownerReferences": owners, "resourceVersion": rv}}
+            patch = adoption_patch(workload, lws, GVK) if workload is not None else None
+            if workload is not None and patch is not None:
+                yield workload, patch
 
 
 def surplus(sets: Mapping[str, Obj], workloads: Mapping[str, Obj]) -> set[tuple[str, str]]:
@@ -108,7 +101,7 @@ def surplus(sets: Mapping[str, Obj], workloads: Mapping[str, Obj]) -> set[tuple[
     for lws in sets.values():
         wanted = {group_workload_name(name(lws), str(i)) for i in range(replicas(lws))}
         for workload in workloads.values():
-            if namespace(workload) != namespace(lws) or not _owned_by(workload, lws):
+            if namespace(workload) != namespace(lws) or not owned_by(workload, lws):
                 continue
             if name(workload) not in wanted:
                 out.add((namespace(workload), name(workload)))

@@ -13,8 +13,17 @@ from typing import Any
 
 import structlog
 
-from kq.jobframework import FieldError, Finished, Job, PodSet, PodSetInfo
-from kq.jobframework.objects import deep_copy, dig, labels, name, namespace
+from kq.jobframework import FieldError, Finished, GroupVersionKind, Job, PodSet, PodSetInfo
+from kq.jobframework.objects import (
+    annotations_of,
+    deep_copy,
+    dig,
+    labels,
+    meta,
+    name,
+    namespace,
+    uid,
+)
 from kq.plugin import ApiError, ControllerContext, Resource
 
 SUSPENDING_PARENT_ANNOTATION = "kueue.x-k8s.io/pod-suspending-parent"
@@ -22,6 +31,7 @@ QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 PRIORITY_CLASS_LABEL = "kueue.x-k8s.io/priority-class"
 MANAGED_LABEL = "kueue.x-k8s.io/managed"
 IMMUTABLE = "field is immutable"
+IS_GROUP_WORKLOAD_ANNOTATION = "kueue.x-k8s.io/is-group-workload"
 RETRY_S = 1.0
 log = structlog.get_logger(__name__)
 
@@ -158,3 +168,22 @@ async def patch_or_delete(
         log.warning(f"{resource.kind} not updated", name=name(obj), error=str(error))
         return False
     return True
+
+
+def owned_by(workload: Job, owner: Job) -> bool:
+    return any(o.get("uid") == uid(owner) for o in meta(workload).get("ownerReferences") or ())
+
+
+def adoption_patch(workload: Job, owner: Job, gvk: GroupVersionKind) -> dict[str, Any] | None:
+    """The merge patch that adds ``owner`` to the owners of its pod group's ``workload`` (as
+    upstream's serving owners own their groups' Workloads, so they outlive the pods), or
+    ``None`` when it is one already or the Workload is not a pod group's; ``resourceVersion``
+    guards the list."""
+    if owned_by(workload, owner):
+        return None
+    if annotations_of(workload).get(IS_GROUP_WORKLOAD_ANNOTATION) != "true":
+        return None
+    ref = {"apiVersion": gvk.api_version, "kind": gvk.kind, "name": name(owner), "uid": uid(owner)}
+    owners = [*(meta(workload).get("ownerReferences") or ()), ref]
+    rv = meta(workload).get("resourceVersion")
+    return {"metadata": {"ownerReferences": owners, "resourceVersion": rv}}
