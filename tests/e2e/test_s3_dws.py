@@ -12,7 +12,6 @@ held behind it. A watch on the Workloads records every version, so states that l
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
@@ -23,7 +22,7 @@ from typing import Any, TypeVar
 import pytest
 import yaml
 
-from tests.e2e.kqdev import KubectlWatch, Seen, kq_dev, kubectl_watch
+from tests.e2e.kqdev import KubectlSession, KubectlWatch, Seen, kq_dev, kubectl_watch
 from tests.harness import REPO, wait_until
 
 EXAMPLES = REPO / "examples" / "s3"
@@ -49,25 +48,10 @@ def versions_of(watch: KubectlWatch, job: str) -> list[Seen]:
 
 
 @dataclass(frozen=True)
-class Sandbox:
+class Sandbox(KubectlSession):
     """A running ``kq dev --profile s3``, driven with the real kubectl."""
 
     data_dir: Path
-    kubeconfig: Path
-    cache: Path
-
-    @property
-    def env(self) -> dict[str, str]:
-        return {**os.environ, "KUBECONFIG": str(self.kubeconfig), "KUBECACHEDIR": str(self.cache)}
-
-    def kubectl(self, *args: str, input: str | None = None) -> str:
-        done = subprocess.run(["kubectl", *args], input=input, capture_output=True, text=True,
-                              env=self.env, timeout=60, check=False)  # fmt: skip
-        assert done.returncode == 0, f"kubectl {' '.join(args)}: {done.stderr}"
-        return done.stdout
-
-    def get(self, *args: str) -> Any:
-        return json.loads(self.kubectl("get", *args, "-o", "json"))
 
     def find(self, kind: str, name: str) -> dict[str, Any] | None:
         out = self.kubectl("get", kind, name, "-n", "default", "--ignore-not-found", "-o", "json")
@@ -109,7 +93,7 @@ class Sandbox:
 def sandbox(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Sandbox]:
     work = tmp_path_factory.mktemp("s3-dws")
     with kq_dev(work, "s3", SPEED) as kubeconfig:
-        yield Sandbox(work / "dev", kubeconfig, work / "kubectl-cache")
+        yield Sandbox(kubeconfig, work / "kubectl-cache", data_dir=work / "dev")
 
 
 @pytest.fixture(scope="module")
