@@ -33,17 +33,26 @@ class Ledger:
     holding: dict[str, Need] = field(default_factory=dict)
     """Workloads holding quota, not admitted yet (checks pending): their whole need."""
     _last: tuple[float, Account] | None = field(default=None, repr=False, compare=False)
-    """The account at one instant: a cycle's vetoes ask it again and again (``touch`` drops it)."""
+    """What ``entries`` count at one instant: a cycle's vetoes ask it again and again."""
 
     def touch(self) -> None:
-        """``entries`` or ``holding`` changed."""
+        """``entries`` changed beyond what ``replaced`` was told."""
         self._last = None
+
+    def replaced(self, now: float, old: Entry | None, new: Entry | None) -> None:
+        """One entry changed at ``now``: the instant's account follows it by the difference."""
+        if self._last is None or self._last[0] != now:
+            self._last = None
+            return
+        start = self.budget.window.start(now)
+        before = account([old] if old else [], start, now)
+        after = account([new] if new else [], start, now)
+        self._last = (now, self._last[1].moved(before, after))
 
     def account(self, now: float, extra: list[Need] | None = None) -> Account:
         if self._last is None or self._last[0] != now:
-            start = self.budget.window.start(now)
-            self._last = (now, account(self.entries, start, now, self.holding.values()))
-        return self._last[1].plus(extra or ())
+            self._last = (now, account(self.entries, self.budget.window.start(now), now))
+        return self._last[1].plus([*self.holding.values(), *(extra or ())])
 
 
 class Book:

@@ -11,6 +11,7 @@ is covered) brings back one full sync.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from kq.plugin import BUDGETS, CLUSTER_QUEUES, COHORTS, WORKLOADS, ControllerContext
@@ -29,6 +30,8 @@ class Incremental:
         self.changed: set[str] = set()
         self.known: dict[str, Facts] = {}
         self.cohorts: dict[str, str | None] = {}
+        self.indexes: dict[int, Index] = {}
+        """Per ledger (by identity), where its admissions are; made again when its entries are."""
         self.scope_moved = True
         ctx.store(WORKLOADS).add_index(CHANGED_INDEX, self._note)
         for resource in (BUDGETS, CLUSTER_QUEUES, COHORTS):
@@ -53,6 +56,7 @@ class Incremental:
                 str(o["metadata"]["name"]): (o.get("spec") or {}).get("cohort")
                 for o in self.ctx.store(CLUSTER_QUEUES).values()
             }
+            self._index()
             return
         book.stale = False
         now, store = book.clock(), self.ctx.store(WORKLOADS)
@@ -70,7 +74,7 @@ class Incremental:
             if current is None:
                 continue  # came and went between two looks: nothing to count
             for ledger in {**self._covering(old), **self._covering(new)}.values():
-                apply(ledger, current, new is None, now)
+                apply(ledger, self.indexes[id(ledger)], current, new is None, now)
         book.seen_holding(seen)
 
     def _covering(self, f: Facts | None) -> dict[int, Ledger]:
@@ -85,34 +89,75 @@ class Incremental:
         """Drop what left the windows and merge old entries, as each full sync does."""
         for ledger in self.book.ledgers.values():
             start = ledger.budget.window.start(now)
-            ledger.entries = compact(prune(ledger.entries, start), start, now)
-            ledger.touch()
+            kept = compact(prune(ledger.entries, start), start, now)
+            if len(kept) != len(ledger.entries):  # both only ever take entries away
+                ledger.entries = kept
+                ledger.touch()
+                self.indexes[id(ledger)] = Index.of(kept)
+
+    def _index(self) -> None:
+        self.indexes = {
+            id(ledger): Index.of(ledger.entries) for ledger in self.book.ledgers.values()
+        }
 
 
-def apply(ledger: Ledger, f: Facts, deleted: bool, now: float) -> None:
+Key = tuple[str, float]
+"""An admission: the workload's uid and when it started."""
+
+
+@dataclass
+class Index:
+    """Where each admission of one ledger is, so that one workload's change costs no scan."""
+
+    at: dict[Key, int] = field(default_factory=dict)
+    open: dict[str, list[Key]] = field(default_factory=dict)
+    """Per uid, its admissions still running."""
+    horizon: float = -1.0
+    """The last end merged into a compacted entry: what ended by then is in one already."""
+
+    @classmethod
+    def of(cls, entries: list[Entry]) -> Index:
+        index = cls()
+        for i, entry in enumerate(entries):
+            index.add(entry, i)
+            if entry.total is not None:
+                index.horizon = max(index.horizon, entry.end or 0.0)
+        return index
+
+    def add(self, entry: Entry, at: int) -> None:
+        key = (entry.uid, entry.start)
+        self.at[key] = at
+        if entry.end is None:
+            self.open.setdefault(entry.uid, []).append(key)
+
+
+def apply(ledger: Ledger, index: Index, f: Facts, deleted: bool, now: float) -> None:
     """``controller.update`` for one workload: close its admission that ended, open the one
     that started, add one that started and finished between two looks; its hold, if any."""
     running = None if deleted or f.admitted_since is None else (f.uid, f.admitted_since)
-    entries, known = [], set()
-    for entry in ledger.entries:
-        if entry.uid == f.uid and entry.end is None and (entry.uid, entry.start) != running:
-            entry = entry.closed(ended_at(entry, None if deleted else f, now))
-        entries.append(entry)
-        known.add((entry.uid, entry.start))
-    if running is not None and running not in known:
+    entries = ledger.entries
+    for key in index.open.pop(f.uid, []):
+        if key == running:
+            index.open.setdefault(f.uid, []).append(key)
+            continue
+        i, old = index.at[key], entries[index.at[key]]
+        entries[i] = old.closed(ended_at(old, None if deleted else f, now))
+        ledger.replaced(now, old, entries[i])
+    added = []
+    if running is not None and running not in index.at:
         bound = None if f.limit_left is None else running[1] + f.limit_left
-        entries.append(Entry(f.key, f.uid, running[1], f.usage, bound_end=bound))
+        added.append(Entry(f.key, f.uid, running[1], f.usage, bound_end=bound))
     span = None if deleted else f.finished_span
-    if span is not None and (f.uid, span[0]) not in known:
-        horizon = max((e.end or 0.0 for e in entries if e.total is not None), default=-1.0)
-        if span[1] > horizon:
-            entries.append(Entry(f.key, f.uid, span[0], f.usage, end=span[1]))
-    ledger.entries = entries
+    if span is not None and (f.uid, span[0]) not in index.at and span[1] > index.horizon:
+        added.append(Entry(f.key, f.uid, span[0], f.usage, end=span[1]))
+    for entry in added:
+        entries.append(entry)
+        index.add(entry, len(entries) - 1)
+        ledger.replaced(now, None, entry)
     if f.holding and not deleted:
         ledger.holding[f.key] = need(f.usage, f.limit_left or 0.0)
     else:
         ledger.holding.pop(f.key, None)
-    ledger.touch()
 
 
 def _key(obj: Mapping[str, Any]) -> str:
