@@ -126,8 +126,15 @@ def set_up(kubeconfig: Path, quota: int) -> None:
             "value": quota,
             "path": "/spec/resourceGroups/0/flavors/0/resources/0/nominalQuota",
         }
-        subprocess.run([*kubectl, "patch", "clusterqueue", "tpu-training-cq", "--type=json",
-                        "-p", json.dumps([patch])], check=True, capture_output=True)  # fmt: skip
+        command = [*kubectl, "patch", "clusterqueue", "tpu-training-cq", "--type=json",
+                   "-p", json.dumps([patch])]  # fmt: skip
+        for attempt in range(5):
+            # Right after the apply, kq's webhook or a concurrent status write may refuse it once.
+            done = subprocess.run(command, capture_output=True, text=True)
+            if done.returncode == 0:
+                return
+            time.sleep(0.2 * (attempt + 1))
+        raise RuntimeError(f"kubectl patch failed: {done.stderr.strip()}")
 
 
 async def one_run(kubeconfig: Path, quota: int) -> float:
