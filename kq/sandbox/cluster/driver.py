@@ -7,8 +7,7 @@ the next pod end, Job deadline, heartbeat or autoscaler step.
 
 How actions reach the API server, and the view the controllers get, is ``writer``'s business;
 which kinds are played, ``kinds``'. The loop's Events are written by their own task
-(``event_sink``) while the loop waits for work, so they never hold up the writes that move the
-cluster on.
+(``event_sink``): the loop never waits for them.
 """
 
 from __future__ import annotations
@@ -198,10 +197,8 @@ class _Driver:
         return min((m for m in moments if m is not None and m > since), default=None)
 
     async def loop(self) -> None:
-        resting = self.writer.events.idle
         while True:
             self.wake.clear()
-            resting.clear()
             started = self.clock.now()
             try:
                 await self.reconcile()
@@ -213,7 +210,6 @@ class _Driver:
                 await asyncio.sleep(self.settings.coalesce)
                 continue
             delay = self._delay(started)
-            resting.set()
             try:
                 async with asyncio.timeout(delay):
                     await self.wake.wait()
