@@ -150,8 +150,13 @@ async def test_replicas_change_only_through_zero(stack: Stack) -> None:
         names = [w["metadata"]["name"] for w in (await stack.client.list(
             WORKLOADS, namespace=stack.ns))["items"]]  # fmt: skip
         assert names == []
+        # The scale up is refused while the set's status still counts replicas (upstream's
+        # "scaling down is still in progress"), which the set's controller writes after the
+        # pods are gone.
+        status = (await stack.client.get(STATEFULSETS, "db", stack.ns)).get("status") or {}
+        assert not status.get("replicas"), status
 
-    await eventually(released, "the pods and the Workload gone", 90)
+    await eventually(released, "the pods, the Workload and the set's replicas gone", 90)
     await stack.using({})
     await scale(stack, "db", 3)
     second = await the_workload(stack, "db")
