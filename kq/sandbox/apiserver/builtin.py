@@ -227,27 +227,29 @@ def _validate_kind(rt: ResourceType, obj: Obj, old: Obj | None) -> list[FieldErr
     return []
 
 
+def _fixed_part(spec: Obj, skipped: set[str]) -> Obj:
+    """The part of a pod spec an update may not change: a shallow view, as it is only compared."""
+    view = {k: v for k, v in spec.items() if k not in skipped}
+    if view.get("containers"):
+        view["containers"] = [
+            {k: v for k, v in c.items() if k != "image"} for c in view["containers"]
+        ]
+    return view
+
+
 def _validate_pod(obj: Obj, old: Obj | None) -> list[FieldError]:
     spec = obj.get("spec") or {}
     if not spec.get("containers"):
         return [_err("spec.containers", "FieldValueRequired", "Required value")]
     if old is None:
         return []
-    before = copy.deepcopy(old.get("spec") or {})
-    after = copy.deepcopy(spec)
-    gated = bool(before.get("schedulingGates"))
-    for s in (before, after):
-        for c in s.get("containers") or []:
-            c.pop("image", None)
-        for key in ("activeDeadlineSeconds", "tolerations", "schedulingGates"):
-            s.pop(key, None)
-        if gated:
-            s.pop("nodeSelector", None)
-            s.pop("affinity", None)
-    if not before.get("nodeName"):
-        after.pop("nodeName", None)
-        before.pop("nodeName", None)
-    if before != after:
+    previous = old.get("spec") or {}
+    skipped = {"activeDeadlineSeconds", "tolerations", "schedulingGates"}
+    if previous.get("schedulingGates"):
+        skipped |= {"nodeSelector", "affinity"}
+    if not previous.get("nodeName"):
+        skipped.add("nodeName")
+    if _fixed_part(previous, skipped) != _fixed_part(spec, skipped):
         return [
             _err(
                 "spec",
