@@ -264,6 +264,8 @@ class Registry:
         self._types: dict[tuple[str, str, str], ResourceType] = {}
         self._by_crd: dict[str, list[ResourceType]] = {}
         self.generation = 0
+        self._stored_as: dict[str, list[ResourceType]] = {}
+        self._stored_as_generation = -1
         for rt in BUILTINS:
             self._types[(rt.group, rt.version, rt.plural)] = rt
 
@@ -276,6 +278,16 @@ class Registry:
     def by_storage(self, storage: str) -> ResourceType | None:
         """Any served version of the resource stored under ``storage``."""
         return next((rt for rt in self._types.values() if rt.storage == storage), None)
+
+    def stored_as(self, storage: str) -> list[ResourceType]:
+        """The served versions stored under ``storage``, in registration order; indexed once
+        per registry generation, as admission asks for every webhook call."""
+        if self._stored_as_generation != self.generation:
+            index: dict[str, list[ResourceType]] = {}
+            for rt in self._types.values():
+                index.setdefault(rt.storage, []).append(rt)
+            self._stored_as, self._stored_as_generation = index, self.generation
+        return self._stored_as.get(storage, [])
 
     def group_versions(self) -> dict[str, list[str]]:
         """Served versions per group, preferred first."""

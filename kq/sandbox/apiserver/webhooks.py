@@ -102,7 +102,7 @@ class Webhooks:
             return rt
         if hook.get("matchPolicy", "Equivalent") != "Equivalent":
             return None
-        others = (o for o in self.api.registry if o.storage == rt.storage and o != rt)
+        others = (o for o in self.api.registry.stored_as(rt.storage) if o != rt)
         return next(
             (o for o in others if any(rule_matches(r, op, o, ctx.subresource) for r in rules)),
             None,
