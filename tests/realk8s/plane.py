@@ -439,7 +439,8 @@ def _apply_crds(plane: ControlPlane, directory: Path = CRDS_DIR) -> None:
     def established() -> bool:
         for name in sorted(pending):
             status, body = _request(f"{base}/{name}", token=plane.token, context=context)
-            conditions = json.loads(body).get("status", {}).get("conditions", [])
+            # A CRD just created may carry "conditions": null.
+            conditions = (json.loads(body).get("status") or {}).get("conditions") or []
             if status == 200 and any(
                 c.get("type") == "Established" and c.get("status") == "True" for c in conditions
             ):
