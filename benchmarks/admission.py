@@ -32,6 +32,7 @@ from opentelemetry import trace
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExporter, SpanExportResult
 
+from kq import heap
 from kq.api.clusterqueue import ClusterQueue, PreemptionPolicy
 from kq.api.localqueue import LocalQueue
 from kq.api.quotas import FlavorQuotas, ResourceGroup, ResourceQuota
@@ -151,7 +152,8 @@ def baseline(plugins: AdmissionPlugins) -> dict[str, Any]:
     cpu_start = time.process_time()
     wall_start = time.perf_counter()
     engine = Engine(scheduler, arrivals, stats)
-    now = engine.run()
+    with heap.settled():  # as kq simulate runs its engine
+        now = engine.run()
     admissions, evictions, cycles = stats.admissions, stats.evictions, engine.cycles
     last_admission, evicted_per_class = stats.last_admission, stats.evicted_per_class
     cycle_times = stats.cycle_times

@@ -17,6 +17,7 @@ from pathlib import Path
 import structlog
 from aiohttp import web
 
+from kq import heap
 from kq.config import KqConfig
 from kq.config_file import load_config
 from kq.observability import metrics
@@ -149,6 +150,13 @@ async def _run_all(config: KqConfig, manager: Manager, stop: asyncio.Event) -> N
         if manager.webhook.paths:
             group.create_task(manager.webhook.run(), name="webhook-server")
         group.create_task(_lead(config, manager), name="leader-election")
+        group.create_task(_settle_heap(manager), name="heap")
+
+
+async def _settle_heap(manager: Manager) -> None:
+    # The caches are the bulk of the heap once every informer has listed.
+    await asyncio.gather(*(informer.wait_synced() for informer in manager.informers))
+    heap.settle()
 
 
 async def _lead(config: KqConfig, manager: Manager) -> None:

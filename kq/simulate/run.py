@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from kq import heap
 from kq.simulate.engine import Engine
 from kq.simulate.model import Core, Model, build_core, parse_model
 from kq.simulate.plugin_controllers import PluginControllers, budgets_of
@@ -57,6 +58,7 @@ def simulate(
     engine = Engine(prepared.core.scheduler, prepared.arrivals, listener)
     listener.bind(engine)
     started = time.perf_counter()
-    end = engine.run(until)
+    with heap.settled():
+        end = engine.run(until)
     wall = time.perf_counter() - started
     return Run(prepared.label, prepared.model, prepared.core, recorder, end, wall, engine.pending())
