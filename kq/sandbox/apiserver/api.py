@@ -301,13 +301,12 @@ class Api:
         if policy == "Foreground" and dependents and "foregroundDeletion" not in finalizers:
             finalizers.append("foregroundDeletion")
             new_meta["finalizers"] = finalizers
-        grace = deletion.next_grace(rt, live, options)
+        grace = deletion.grace_seconds(rt, live, options)
         if rt == NAMESPACE:
             new.setdefault("status", {})["phase"] = "Terminating"
-        elif not finalizers and grace == 0:
+        elif not finalizers and not grace:
             return self._remove(rt, live, ctx), True
-        if grace is not None:
-            deletion.mark_deleting(new_meta, grace)
+        deletion.mark_deleting(new_meta, grace)
         if new == live:
             return live, False
         return self._write(rt, new, live, ctx), False
