@@ -84,6 +84,9 @@ class KubectlSession:
         assert done.returncode == 0, f"kubectl {' '.join(args)}: {done.stderr}"
         return done.stdout
 
+    def __call__(self, *args: str, input: str | None = None) -> str:
+        return self.kubectl(*args, input=input)
+
     def get(self, *args: str) -> Any:
         return json.loads(self.kubectl("get", *args, "-o", "json"))
 

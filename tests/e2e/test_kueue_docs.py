@@ -10,16 +10,13 @@ when it ends.
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
 import pytest
 
-from tests.e2e.kqdev import kq_dev_on
+from tests.e2e.kqdev import KubectlSession, kq_dev_on
 from tests.harness import Cluster, wait_until
 
 DOCS = Path(__file__).parent / "kueue_docs"
@@ -31,19 +28,7 @@ T = TypeVar("T")
 pytestmark = pytest.mark.slow
 
 
-class Kubectl:
-    def __init__(self, kubeconfig: Path, cache: Path) -> None:
-        self.env = {**os.environ, "KUBECONFIG": str(kubeconfig), "KUBECACHEDIR": str(cache)}
-
-    def __call__(self, *args: str, input: str | None = None) -> str:
-        done = subprocess.run(["kubectl", *args], input=input, capture_output=True, text=True,
-                              env=self.env, timeout=60, check=False)  # fmt: skip
-        assert done.returncode == 0, f"kubectl {' '.join(args)}: {done.stderr}"
-        return done.stdout
-
-    def get(self, *args: str) -> Any:
-        return json.loads(self("get", *args, "-o", "json"))
-
+class Kubectl(KubectlSession):
     def create_job(self, path: Path, queue: str | None = None) -> str:
         text = path.read_text()
         if queue is not None:

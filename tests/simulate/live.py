@@ -3,12 +3,9 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 from collections import Counter
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -17,22 +14,12 @@ from aiohttp import web
 
 from kq.runtime.client import KubeClient
 from kq.runtime.errors import ApiError
+from tests.e2e.kqdev import KubectlSession
 
 Obj = dict[str, Any]
 
 
-@dataclass(frozen=True)
-class Kubectl:
-    kubeconfig: Path
-    cache: Path
-
-    def __call__(self, *args: str, input: str | None = None) -> str:
-        env = {**os.environ, "KUBECONFIG": str(self.kubeconfig), "KUBECACHEDIR": str(self.cache)}
-        done = subprocess.run(["kubectl", *args], input=input, capture_output=True, text=True,
-                              env=env, timeout=60, check=False)  # fmt: skip
-        assert done.returncode == 0, f"kubectl {' '.join(args)}: {done.stderr}"
-        return done.stdout
-
+class Kubectl(KubectlSession):
     def apply(self, *objects: Obj) -> None:
         self("apply", "-f", "-", input=yaml.safe_dump_all(objects))
 
