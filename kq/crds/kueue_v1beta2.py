@@ -4,7 +4,7 @@ restructured, removed or added (``kq.crds.conversion.kinds`` lists them), served
 Deriving v1beta2 from v1beta1 keeps the two versions' shared fields identical by construction.
 v1beta2 is the storage version, as in Kueue v0.19; v1beta1 carries Kueue's deprecation warning.
 kq speaks v1beta2 on the wire and converts to its v1beta1-shaped model itself
-(``kq.runtime.wire``), so its own requests need no conversion webhook.
+(``kq.runtime.storage_version``), so its own requests need no conversion webhook.
 """
 
 from __future__ import annotations

@@ -33,7 +33,7 @@ from kq.runtime.errors import ApiError, Fenced
 from kq.runtime.http import connection_pool
 from kq.runtime.ratelimit import TokenBucket
 from kq.runtime.resources import Resource
-from kq.runtime.wire import route, to_model
+from kq.runtime.storage_version import route, to_model
 
 log = structlog.get_logger("kq.runtime.client")
 
@@ -214,7 +214,8 @@ class KubeClient:
         content_type: str = JSON,
     ) -> Object:
         """One call with retries of 429, 5xx and broken connections; the body as a dict.
-        Kueue's kinds go out in their storage version, v1beta2 (``kq.runtime.wire``)."""
+        Kueue's kinds go out in their storage version, v1beta2
+        (``kq.runtime.storage_version``)."""
         path, body, converted = route(method, path, body, content_type)
         backoff = Backoff(initial=0.2, cap=10.0)
         for attempt in range(1, self.settings.max_attempts + 1):

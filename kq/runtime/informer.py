@@ -23,8 +23,8 @@ from kq.runtime.backoff import Backoff
 from kq.runtime.client import KubeClient, Query
 from kq.runtime.errors import ApiError
 from kq.runtime.resources import Resource
+from kq.runtime.storage_version import to_model
 from kq.runtime.store import Change, EventType, Object, Store
-from kq.runtime.wire import to_model
 
 log = structlog.get_logger("kq.runtime.informer")
 

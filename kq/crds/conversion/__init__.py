@@ -2,8 +2,8 @@
 
 ``convert(obj, "kueue.x-k8s.io/v1beta2")`` is what the embedded API server runs between served
 versions and what ``kq run``'s conversion webhook answers: a pure function of the object.
-and what kq's own client runs at its edge (``kq.runtime.wire``), since the server stores v1beta2
-and kq's model is v1beta1-shaped.
+and what kq's own client runs at its edge (``kq.runtime.storage_version``), since the server
+stores v1beta2 and kq's model is v1beta1-shaped.
 """
 
 from __future__ import annotations

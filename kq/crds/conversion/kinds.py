@@ -50,7 +50,7 @@ _OLD_FUNGIBILITY = {"whenCanBorrow": "Borrow", "whenCanPreempt": "Preempt"}
 
 def _copy(obj: Obj) -> Obj:
     # An object's tree through orjson: several times faster than copy.deepcopy, and kq's own
-    # client converts every Workload it reads and writes (kq.runtime.wire).
+    # client converts every Workload it reads and writes (kq.runtime.storage_version).
     copied: Obj = jsoncodec.loads(jsoncodec.dumps(obj))
     return copied
 

@@ -1,6 +1,6 @@
 """kq's client speaks v1beta2, the storage version, for Kueue's converted kinds and hands kq
-its v1beta1-shaped model (``kq.runtime.wire``): over HTTP on both backends, what kq writes is
-stored as the server's own conversion would store it, and what it reads is v1beta1."""
+its v1beta1-shaped model (``kq.runtime.storage_version``): over HTTP on both backends, what
+kq writes is stored as the server's own conversion would store it, and it reads v1beta1."""
 
 from __future__ import annotations
 
