@@ -36,7 +36,7 @@ async def test_patches_carry_their_content_type_and_precondition() -> None:
             subresource="status",
         )
         await client.apply(CLUSTER_QUEUES, {"metadata": {"name": "cq"}, "spec": {}}, force=True)
-    # Kueue's converted kinds go out in v1beta2, the storage version (kq.runtime.wire).
+    # Kueue's converted kinds go out in v1beta2, their storage version (storage_version.py).
     assert seen[0] == (
         "/apis/kueue.x-k8s.io/v1beta2/namespaces/ns/workloads/w/status",
         "application/merge-patch+json",
