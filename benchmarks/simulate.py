@@ -5,12 +5,18 @@ Kueue's scheduler perf-test baseline mix (5 cohorts x 6 ClusterQueues; per queue
 then run through ``kq simulate``'s own pipeline: read and check the files, simulate with the
 recorder that feeds the report, compute the figures. Each phase is timed on its own.
 
-    .venv/bin/python benchmarks/simulate.py [--scale 0.1] [--repeat 3]
+``--budgets`` adds one kq Budget per cohort (2 cpu-hours per rolling 10 minutes, about two
+thirds of what the cohort's workloads need) and gives every workload a maximum execution time
+of the next whole second: the budgets' veto and ledgers then run on every cycle, and part of
+the mix waits for the windows to move.
+
+    .venv/bin/python benchmarks/simulate.py [--scale 0.1] [--repeat 3] [--budgets]
 """
 
 from __future__ import annotations
 
 import argparse
+import math
 import statistics
 import sys
 import tempfile
@@ -32,9 +38,18 @@ BASELINE = (
     ("large", 50, 1200, 1000, 20, 200),
 )
 COHORTS, QUEUES_PER_COHORT, NOMINAL_CPU, BORROWING_CPU = 5, 6, 20, 100
+BUDGET_CPU_HOURS, BUDGET_WINDOW = "2", "10m"
 
 
-def setup_objects() -> list[dict[str, object]]:
+def budget(cohort: int) -> dict[str, object]:
+    return {"apiVersion": "kq.dev/v1alpha1", "kind": "Budget",
+            "metadata": {"name": f"cohort-{cohort}"},
+            "spec": {"target": {"kind": "Cohort", "name": f"cohort-{cohort}"},
+                     "window": {"duration": BUDGET_WINDOW},
+                     "resourceHours": {"cpu": BUDGET_CPU_HOURS}}}  # fmt: skip
+
+
+def setup_objects(budgets: bool = False) -> list[dict[str, object]]:
     objects: list[dict[str, object]] = [
         {"apiVersion": "kueue.x-k8s.io/v1beta1", "kind": "ResourceFlavor",
          "metadata": {"name": "default"}},
@@ -56,19 +71,22 @@ def setup_objects() -> list[dict[str, object]]:
             objects.append({"apiVersion": "kueue.x-k8s.io/v1beta1", "kind": "LocalQueue",
                             "metadata": {"namespace": name, "name": "lq"},
                             "spec": {"clusterQueue": name}})  # fmt: skip
+        if budgets:
+            objects.append(budget(cohort))
     return objects
 
 
-def trace_rows(scale: float) -> list[str]:
-    rows = ["name,arrival,queue,runtime,priority,count,requests"]
+def trace_rows(scale: float, budgets: bool = False) -> list[str]:
+    rows = ["name,arrival,queue,runtime,priority,count,requests,maxExecutionSeconds"]
     for cohort in range(COHORTS):
         for index in range(QUEUES_PER_COHORT):
             namespace = f"cq-{cohort}-{index}"
             for name, per_queue, interval, runtime, cpu, priority in BASELINE:
                 for i in range(max(1, round(per_queue * scale))):
                     arrival = (i + 1) * interval / 1000
+                    limit = math.ceil(runtime / 1000) if budgets else ""
                     rows.append(f"{name}-{i},{arrival},{namespace}/lq,{runtime / 1000},"
-                                f"{priority},1,cpu={cpu}")  # fmt: skip
+                                f"{priority},1,cpu={cpu},{limit}")  # fmt: skip
     return rows
 
 
@@ -91,18 +109,23 @@ def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--scale", type=float, default=1.0, help="fraction of the mix (1: 15,000)")
     parser.add_argument("--repeat", type=int, default=3, help="runs; the median is reported")
+    parser.add_argument("--budgets", action="store_true", help="one Budget per cohort")
     args = parser.parse_args(argv)
     if args.scale <= 0 or args.repeat < 1:
         parser.error("--scale must be positive and --repeat at least 1")
     configure_logging("warning")  # as kq simulate: no debug line per decision
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
-        (work / "setup.yaml").write_text(yaml.safe_dump_all(setup_objects()), encoding="utf-8")
-        (work / "trace.csv").write_text("\n".join(trace_rows(args.scale)) + "\n", "utf-8")
+        objects = setup_objects(args.budgets)
+        (work / "setup.yaml").write_text(yaml.safe_dump_all(objects), encoding="utf-8")
+        rows = trace_rows(args.scale, args.budgets)
+        (work / "trace.csv").write_text("\n".join(rows) + "\n", "utf-8")
         runs = [once(work) for _ in range(args.repeat)]
     first = runs[0]
+    budgets = f", a Budget per cohort ({BUDGET_CPU_HOURS} cpu-hours per {BUDGET_WINDOW})"
     print(f"== kq simulate, Kueue baseline mix: {first['workloads']:,.0f} workloads, "
-          f"{COHORTS} cohorts x {QUEUES_PER_COHORT} ClusterQueues ==")  # fmt: skip
+          f"{COHORTS} cohorts x {QUEUES_PER_COHORT} ClusterQueues"
+          f"{budgets if args.budgets else ''} ==")  # fmt: skip
     print(f"virtual makespan {first['virtual']:.1f} s   cycles {first['cycles']:,.0f}   "
           f"left pending {first['pending']:.0f}")  # fmt: skip
     for phase in ("read", "simulate", "figures"):

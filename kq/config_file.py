@@ -159,6 +159,8 @@ HONOURED_GATES = {
     "FairSharingPreemptWithinNominal": True,
     "FairSharingPrioritizeNonBorrowing": True,
     "MetricForWorkloadCreationLatency": True,
+    # Alpha and off in Kueue v0.19; kq always takes a cycle's preemptors first (Kueue#13662).
+    "PrioritizePreemptorWorkloads": True,
 }
 # Gates kq honours at either value.
 SWITCHABLE_GATES = {"DisableWaitForPodsReady", "AdmissionFairSharing"}

@@ -8,13 +8,14 @@ themselves with their own namespaces and names.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
 
 from kq.observability.metric_options import set_role
 from kq.observability.metrics import STANDALONE
+from kq.runtime.client import KubeClient
 from tests.harness import Cluster, embedded_apiserver
 
 BACKENDS = ("embedded", "real")
@@ -51,6 +52,13 @@ def cluster(
 
         with real_control_plane(workdir) as plane:
             yield Cluster("real", plane.kubeconfig, plane.server)
+
+
+@pytest.fixture
+async def client(cluster: Cluster) -> AsyncIterator[KubeClient]:
+    """kq's API client to the test's backend; a test directory may define its own instead."""
+    async with await KubeClient.connect(cluster.kubeconfig) as kube:
+        yield kube
 
 
 @pytest.fixture

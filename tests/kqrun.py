@@ -13,6 +13,17 @@ from pathlib import Path
 from tests.harness import REPO, Cluster
 
 
+def install_plugin(source: Path, target: Path) -> Path:
+    """``source`` (an example plugin's project) installed into ``target``, a directory for kq
+    run's ``pythonpath``; without dependencies or build isolation, so offline."""
+    subprocess.run(
+        [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation",
+         "--target", str(target), str(source)],
+        check=True,
+    )  # fmt: skip
+    return target
+
+
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))

@@ -7,9 +7,7 @@ vetoed workloads again once the pause is lifted.
 
 from __future__ import annotations
 
-import subprocess
-import sys
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +29,7 @@ from tests.controllers.helpers import (
     workload,
 )
 from tests.harness import REPO, Cluster
-from tests.kqrun import kq_run
+from tests.kqrun import install_plugin, kq_run
 
 PAUSE = REPO / "examples" / "kq-plugin-pause"
 CONFIG_MAPS = Resource("", "v1", "configmaps", "ConfigMap", namespaced=True)
@@ -41,23 +39,12 @@ pytestmark = pytest.mark.slow
 
 @pytest.fixture(scope="module")
 def pausing(cluster: Cluster, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    site = tmp_path_factory.mktemp("pause-site")
-    subprocess.run(
-        [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation",
-         "--target", str(site), str(PAUSE)],
-        check=True,
-    )  # fmt: skip
+    site = install_plugin(PAUSE, tmp_path_factory.mktemp("pause-site"))
     workdir = tmp_path_factory.mktemp("kq-run")
     ns = f"kq-system-{suffix()}"
     apply(cluster, workdir / "cache", namespace(ns))
     with kq_run(cluster, workdir, ns, pythonpath=site) as log:
         yield log
-
-
-@pytest.fixture
-async def client(cluster: Cluster) -> AsyncIterator[KubeClient]:
-    async with await KubeClient.connect(cluster.kubeconfig) as kube:
-        yield kube
 
 
 def pause(ns: str, name: str, cq: str) -> dict[str, Any]:

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -22,7 +20,7 @@ from tests.controllers.helpers import (
     workload,
 )
 from tests.harness import REPO, Cluster, wait_until
-from tests.kqrun import kq_run
+from tests.kqrun import install_plugin, kq_run
 
 AUDIT = REPO / "examples" / "kq-plugin-audit"
 
@@ -31,13 +29,7 @@ pytestmark = pytest.mark.slow
 
 @pytest.fixture(scope="module")
 def audit_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    target = tmp_path_factory.mktemp("audit-site")
-    subprocess.run(
-        [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation",
-         "--target", str(target), str(AUDIT)],
-        check=True,
-    )  # fmt: skip
-    return target
+    return install_plugin(AUDIT, tmp_path_factory.mktemp("audit-site"))
 
 
 @pytest.fixture

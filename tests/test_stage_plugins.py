@@ -7,9 +7,7 @@ a name nobody registered makes the ClusterQueue inactive, saying so.
 
 from __future__ import annotations
 
-import subprocess
-import sys
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -41,7 +39,7 @@ from tests.controllers.topology import (
     sliced_workload,
 )
 from tests.harness import REPO, Cluster, present
-from tests.kqrun import kq_run
+from tests.kqrun import install_plugin, kq_run
 
 STAGES = REPO / "examples" / "kq-plugin-stages"
 
@@ -50,23 +48,12 @@ pytestmark = pytest.mark.slow
 
 @pytest.fixture(scope="module")
 def running(cluster: Cluster, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    site = tmp_path_factory.mktemp("stages-site")
-    subprocess.run(
-        [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation",
-         "--target", str(site), str(STAGES)],
-        check=True,
-    )  # fmt: skip
+    site = install_plugin(STAGES, tmp_path_factory.mktemp("stages-site"))
     workdir = tmp_path_factory.mktemp("kq-run")
     ns = f"kq-system-{suffix()}"
     apply(cluster, workdir / "cache", namespace(ns))
     with kq_run(cluster, workdir, ns, pythonpath=site) as log:
         yield log
-
-
-@pytest.fixture
-async def client(cluster: Cluster) -> AsyncIterator[KubeClient]:
-    async with await KubeClient.connect(cluster.kubeconfig) as kube:
-        yield kube
 
 
 def two_flavor_queue(name: str, flavors: tuple[str, str], cpu: int, **extra: Any) -> dict[str, Any]:

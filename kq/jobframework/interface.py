@@ -214,18 +214,3 @@ class ComposableJob(Protocol):
         """Conditions the Workload should carry (``type``, ``status``, ``reason``,
         ``message``); only those that differ from the Workload's are written."""
         ...
-
-
-def capability_names(integration: GenericJob) -> list[str]:
-    """The optional Protocols ``integration`` implements, for logs and ``kq version``."""
-    return [protocol.__name__ for protocol in CAPABILITIES if isinstance(integration, protocol)]
-
-
-CAPABILITIES: Sequence[type] = (
-    JobWithCustomStop,
-    JobWithPriorityClass,
-    JobWithReclaimablePods,
-    JobWithCustomValidation,
-    JobWithSkip,
-    ComposableJob,
-)

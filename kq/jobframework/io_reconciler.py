@@ -86,6 +86,9 @@ class JobReconciler:
                 delay = self._retry(key, initial=0.5).next()
                 bound.info("waiting for ResourceFlavor", error=str(exc), retry_in=round(delay, 2))
                 return Result(requeue_after=delay)
+        if not actions:  # most passes: spare the applier's copies of the job and its Workloads
+            self._retries.pop(key, None)
+            return Result()
         applier = ActionApplier(
             self._client, self._recorder, kind.resource, job, workloads, kind.integration
         )

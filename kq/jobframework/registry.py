@@ -7,7 +7,6 @@ from collections.abc import Mapping
 import pluggy
 
 from kq.jobframework.interface import GenericJob
-from kq.jobframework.objects import Obj, controller_owner
 from kq.plugins import Registry, collect_registrations
 
 HOOK = "kq_register_job_integrations"
@@ -38,17 +37,3 @@ def job_integrations(pm: pluggy.PluginManager) -> dict[str, GenericJob]:
 def by_gvk(integrations: Mapping[str, GenericJob]) -> dict[tuple[str, str], GenericJob]:
     """Integrations keyed by ``(apiVersion, kind)``, to find the one for an object."""
     return {(i.GVK.api_version, i.GVK.kind): i for i in integrations.values()}
-
-
-def owner_integration(
-    obj: Obj, integrations: Mapping[tuple[str, str], GenericJob]
-) -> GenericJob | None:
-    """The integration of ``obj``'s controller owner: a job kq must not give its own Workload.
-
-    E.g. the Jobs a JobSet creates; the I/O side then looks up that owner and passes whether
-    its Workload is admitted as ``ClusterFacts.ancestor_admitted``.
-    """
-    owner = controller_owner(obj)
-    if owner is None:
-        return None
-    return integrations.get((str(owner.get("apiVersion", "")), str(owner.get("kind", ""))))

@@ -3,6 +3,10 @@ only when ``metrics.localQueueMetrics.enable`` is on, as Kueue registers them.""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
+from prometheus_client import Counter, Gauge, Histogram
+
 from kq.observability.metrics import (
     CQ,
     LQ_NAME,
@@ -19,58 +23,52 @@ _LQ_PC = (*_LQ, PC)
 _LQ_FR = (*_LQ, "flavor", "resource")
 _WAIT = exponential_buckets(14)
 
-pending_workloads = gauge(
+# Created unregistered (registry None): ``metric_options.enable`` registers them when on.
+
+
+def _gauge(name: str, doc: str, labels: Sequence[str] = _LQ) -> Gauge:
+    return gauge(name, doc, labels, None)
+
+
+def _counter(name: str, doc: str) -> Counter:
+    return counter(name, doc, _LQ_PC, None)
+
+
+def _wait(name: str, doc: str) -> Histogram:
+    return histogram(name, doc, _LQ_PC, _WAIT, None)
+
+
+pending_workloads = _gauge(
     "local_queue_pending_workloads",
     "Pending workloads per LocalQueue, active or inadmissible.",
     (*_LQ, "status"),
-    None,
 )
-finished_workloads = gauge(
-    "local_queue_finished_workloads", "Finished workloads still present.", _LQ, None
+finished_workloads = _gauge("local_queue_finished_workloads", "Finished workloads still present.")
+quota_reserved_workloads_total = _counter(
+    "local_queue_quota_reserved_workloads_total", "Workloads that got quota."
 )
-quota_reserved_workloads_total = counter(
-    "local_queue_quota_reserved_workloads_total", "Workloads that got quota.", _LQ_PC, None
+finished_workloads_total = _counter(
+    "local_queue_finished_workloads_total", "Workloads that finished."
 )
-finished_workloads_total = counter(
-    "local_queue_finished_workloads_total", "Workloads that finished.", _LQ_PC, None
-)
-quota_reserved_wait_time_seconds = histogram(
+quota_reserved_wait_time_seconds = _wait(
     "local_queue_quota_reserved_wait_time_seconds",
     "Seconds from creation or requeue until quota reservation.",
-    _LQ_PC,
-    _WAIT,
-    None,
 )
-admitted_workloads_total = counter(
-    "local_queue_admitted_workloads_total", "Admitted workloads.", _LQ_PC, None
+admitted_workloads_total = _counter("local_queue_admitted_workloads_total", "Admitted workloads.")
+admission_wait_time_seconds = _wait(
+    "local_queue_admission_wait_time_seconds", "Seconds from creation or requeue until admission."
 )
-admission_wait_time_seconds = histogram(
-    "local_queue_admission_wait_time_seconds",
-    "Seconds from creation or requeue until admission.",
-    _LQ_PC,
-    _WAIT,
-    None,
-)
-admission_checks_wait_time_seconds = histogram(
+admission_checks_wait_time_seconds = _wait(
     "local_queue_admission_checks_wait_time_seconds",
     "Seconds from quota reservation until admission.",
-    _LQ_PC,
-    _WAIT,
-    None,
 )
-ready_wait_time_seconds = histogram(
+ready_wait_time_seconds = _wait(
     "local_queue_ready_wait_time_seconds",
     "Seconds from creation or requeue until the pods are ready.",
-    _LQ_PC,
-    _WAIT,
-    None,
 )
-admitted_until_ready_wait_time_seconds = histogram(
+admitted_until_ready_wait_time_seconds = _wait(
     "local_queue_admitted_until_ready_wait_time_seconds",
     "Seconds from admission until the pods are ready.",
-    _LQ_PC,
-    _WAIT,
-    None,
 )
 evicted_workloads_total = counter(
     "local_queue_evicted_workloads_total",
@@ -78,32 +76,27 @@ evicted_workloads_total = counter(
     (*_LQ, "reason", "underlying_cause", PC),
     None,
 )
-reserving_active_workloads = gauge(
-    "local_queue_reserving_active_workloads", "Workloads holding quota.", _LQ, None
+reserving_active_workloads = _gauge(
+    "local_queue_reserving_active_workloads", "Workloads holding quota."
 )
-admitted_active_workloads = gauge(
-    "local_queue_admitted_active_workloads", "Admitted workloads that are active.", _LQ, None
+admitted_active_workloads = _gauge(
+    "local_queue_admitted_active_workloads", "Admitted workloads that are active."
 )
-status = gauge(
+status = _gauge(
     "local_queue_status",
     "1 for the LocalQueue's Active condition status (True, False or Unknown).",
     (*_LQ, "active"),
-    None,
 )
-resource_reservation = gauge(
-    "local_queue_resource_reservation", "Quota reserved, per flavor and resource.", _LQ_FR, None
+resource_reservation = _gauge(
+    "local_queue_resource_reservation", "Quota reserved, per flavor and resource.", _LQ_FR
 )
-resource_usage = gauge(
-    "local_queue_resource_usage", "Quota used by admitted workloads.", _LQ_FR, None
-)
-admission_fair_sharing_usage = gauge(
+resource_usage = _gauge("local_queue_resource_usage", "Quota used by admitted workloads.", _LQ_FR)
+admission_fair_sharing_usage = _gauge(
     "local_queue_admission_fair_sharing_usage",
     "Admission fair sharing usage: resource-weighted decayed consumption and pending penalties "
     "over the LocalQueue's weight.",
     (*_LQ, CQ),
-    None,
 )
-
 
 GAUGES = (
     pending_workloads,

@@ -49,10 +49,7 @@ NOT_PRODUCED = {
 CQ, LQ_NAME, LQ_NS = "cluster_queue", "name", "namespace"
 PC = "priority_class"
 _CQ_PC = (CQ, PC)
-_LQ = (LQ_NAME, LQ_NS)
-_LQ_PC = (*_LQ, PC)
 _CQ_RESOURCE = ("cohort", CQ, "flavor", "resource")
-_LQ_RESOURCE = (*_LQ, "flavor", "resource")
 _COHORT_FR = ("cohort", "flavor", "resource")
 
 _Registry = CollectorRegistry | None

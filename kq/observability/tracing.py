@@ -107,9 +107,3 @@ def configure_tracing(
         provider.add_span_processor(SimpleSpanProcessor(RECENT))
     trace.set_tracer_provider(provider)
     return provider
-
-
-def current_trace_id() -> str:
-    """The current span's trace id in hex, or "" when nothing records."""
-    context = trace.get_current_span().get_span_context()
-    return format(context.trace_id, "032x") if context.is_valid else ""

@@ -52,8 +52,13 @@ class PendingQueue:
         self.inflight: dict[str, WorkloadInfo] = {}
         self._requeue_generation = 0
         self._popped_at: dict[str, int] = {}
+        self.preemptor: str | None = None
+        """The last head that issued preemptions, until admitted or deleted: its cycle entry
+        goes first (Kueue's PrioritizePreemptorWorkloads), so another ClusterQueue's head
+        cannot take the quota its victims free and be preempted back (Kueue#13662)."""
         self.sticky: str | None = None
-        """The head waiting for its preemptions, popped first while it stays pending."""
+        """The preemptor when the strategy keeps it first in its queue: popped first while it
+        stays pending."""
 
     def __len__(self) -> int:
         return len(self._queued) + len(self.inadmissible) + len(self.inflight)
@@ -123,8 +128,7 @@ class PendingQueue:
         found |= self.inadmissible.pop(key, None) is not None
         found |= self.inflight.pop(key, None) is not None
         self._popped_at.pop(key, None)
-        if key == self.sticky:
-            self.sticky = None
+        self._forget_preemptor(key)
         return found
 
     def contains(self, key: str) -> bool:
@@ -206,8 +210,9 @@ class PendingQueue:
         if self.inflight.pop(info.key, None) is None:
             return  # deleted or replaced while in flight
         popped_at = self._popped_at.pop(info.key, -1)
-        if reason is RequeueReason.PENDING_PREEMPTION and self.strategy.STICKY_PREEMPTOR:
-            self.sticky = info.key
+        if reason is RequeueReason.PENDING_PREEMPTION:
+            self.preemptor = info.key
+            self.sticky = info.key if self.strategy.STICKY_PREEMPTOR else None
         if self.strategy.requeue_immediately(reason) or popped_at < self._requeue_generation:
             self.push(info)
         elif reason in _SHAPE_FAILED and self.strategy.PARKS_EQUIVALENT:
@@ -246,8 +251,11 @@ class PendingQueue:
         """The head was admitted; it leaves the queue."""
         self.inflight.pop(key, None)
         self._popped_at.pop(key, None)
-        if key == self.sticky:
-            self.sticky = None
+        self._forget_preemptor(key)
+
+    def _forget_preemptor(self, key: str) -> None:
+        if key == self.preemptor:
+            self.preemptor = self.sticky = None
 
     def requeue_inadmissible(self) -> int:
         """Move every parked workload back to the heap; counts as an event for in-flight heads."""

@@ -107,6 +107,15 @@ class QueueManager:
                 heads.append(head)
         return heads
 
+    def preemptors(self, heads: Iterable[WorkloadInfo]) -> frozenset[str]:
+        """The heads that are their ClusterQueue's preemptor (see ``PendingQueue.preemptor``)."""
+        queues = self.queues
+        return frozenset(
+            h.key
+            for h in heads
+            if (q := queues.get(h.cluster_queue)) is not None and q.preemptor == h.key
+        )
+
     def requeue(
         self, info: WorkloadInfo, reason: RequeueReason, words: Words | None = None
     ) -> None:

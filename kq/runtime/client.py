@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import copy
-import re
 from collections import Counter
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager, suppress
@@ -27,13 +26,14 @@ from aiohttp.helpers import get_env_proxy_for_url
 from kubernetes_asyncio import client as k8s_client
 from kubernetes_asyncio import config as k8s_config
 
-from kq import __version__, jsoncodec
-from kq.runtime.backoff import Backoff, parse_retry_after
+from kq import __version__
+from kq.runtime.backoff import Backoff
 from kq.runtime.errors import ApiError, Fenced
 from kq.runtime.http import connection_pool
 from kq.runtime.ratelimit import TokenBucket
 from kq.runtime.resources import Resource
 from kq.runtime.storage_version import route, to_model
+from kq.runtime.wire import PATH_SAFE, UNSAFE_IN_PATH, decode, encode, kind_key, watch_lines
 
 log = structlog.get_logger("kq.runtime.client")
 
@@ -137,7 +137,7 @@ class KubeClient:
             url += "?" + urlencode(params)
         options: dict[str, Any] = {"timeout": limits, "headers": headers}
         if body is not None:
-            options["data"] = _encode(body)
+            options["data"] = encode(body)
         if rest.proxy:
             options["proxy"] = rest.proxy
             options["proxy_headers"] = rest.proxy_headers
@@ -190,8 +190,8 @@ class KubeClient:
         headers, params = await self._headers(content_type, query)
         self._check_guard(method, path)  # after the waits above, just before it goes out
         target = self._base_path + path
-        if _UNSAFE_IN_PATH(target):
-            target = quote(target, safe=_PATH_SAFE)
+        if UNSAFE_IN_PATH(target):
+            target = quote(target, safe=PATH_SAFE)
         if params:
             target += "?" + urlencode(params)
         lines = [f"{method} {target} HTTP/1.1", f"Host: {pool.host_header}"]
@@ -199,7 +199,7 @@ class KubeClient:
         head = ("\r\n".join(lines) + "\r\n").encode("latin-1")
         try:
             async with asyncio.timeout(self.settings.request_timeout):
-                answer = await pool.request(head, None if body is None else _encode(body), method)
+                answer = await pool.request(head, None if body is None else encode(body), method)
         except (OSError, TimeoutError, ValueError) as exc:
             raise ApiError(0, f"{method} {path}: {exc!r}") from exc
         return answer.status, answer.headers, answer.body
@@ -221,7 +221,7 @@ class KubeClient:
         for attempt in range(1, self.settings.max_attempts + 1):
             try:
                 status, headers, raw = await self._call(method, path, query, body, content_type)
-                answer = _decode(status, headers, raw, method, path)
+                answer = decode(status, headers, raw, method, path)
                 return to_model(answer) if converted else answer
             except ApiError as exc:
                 if not exc.retriable or attempt == self.settings.max_attempts:
@@ -244,8 +244,8 @@ class KubeClient:
                 except (aiohttp.ClientError, TimeoutError) as exc:
                     raise ApiError(0, f"GET {path}: {exc!r}") from exc
                 headers = {k.lower(): v for k, v in response.headers.items()}
-                _decode(response.status, headers, raw, "GET", path)
-            yield _lines(response.content, path)
+                decode(response.status, headers, raw, "GET", path)
+            yield watch_lines(response.content, path)
 
     # -- verbs --------------------------------------------------------------------------
 
@@ -297,28 +297,6 @@ class KubeClient:
         return await self.request("DELETE", resource.path(namespace, name))
 
 
-MAX_LINE = 128 * 1024 * 1024
-"""Longest watch event read; kube-apiserver's objects stay under 3 MiB (its body limit)."""
-
-
-async def _lines(content: aiohttp.StreamReader, path: str) -> AsyncIterator[bytes]:
-    """The stream's lines, each whole however long: aiohttp's own line reader gives up at its
-    buffer size (2 MiB here) with an exception that is no ClientError."""
-    pending = bytearray()
-    async for chunk in content.iter_any():
-        pending += chunk
-        if b"\n" not in chunk:
-            if len(pending) > MAX_LINE:
-                raise ApiError(0, f"GET {path}: a watch event over {MAX_LINE} bytes")
-            continue
-        *complete, rest = bytes(pending).split(b"\n")
-        for line in complete:
-            yield line + b"\n"
-        pending = bytearray(rest)
-    if pending:
-        yield bytes(pending)
-
-
 async def retry_on_conflict(
     attempt: Callable[[], Awaitable[T]], *, attempts: int = 5, delay: float = 0.01
 ) -> T:
@@ -359,55 +337,5 @@ def _read_environment_once(api: k8s_client.ApiClient) -> None:
     rest.pool_manager._trust_env = False
 
 
-def kind_key(path: str) -> str:
-    """``plural.group`` (``plural`` for the core group) of a request path; the path otherwise.
-
-    >>> kind_key("/apis/kueue.x-k8s.io/v1beta1/namespaces/a/workloads/w/status")
-    'workloads.kueue.x-k8s.io'
-    """
-    parts = path.split("?", 1)[0].strip("/").split("/")
-    if parts[0] == "api" and len(parts) >= 3:
-        group, rest = "", parts[2:]
-    elif parts[0] == "apis" and len(parts) >= 4:
-        group, rest = parts[1], parts[3:]
-    else:
-        return path
-    plural = rest[2] if rest[0] == "namespaces" and len(rest) >= 3 else rest[0]
-    return f"{plural}.{group}" if group else plural
-
-
 def _sub(path: str, subresource: str) -> str:
     return f"{path}/{subresource}" if subresource else path
-
-
-def _decode(status: int, headers: dict[str, str], raw: bytes, method: str, path: str) -> Object:
-    """The body of a success as a dict; anything else as an ``ApiError``."""
-    body: object
-    try:
-        body = jsoncodec.loads(raw) if raw else {}
-    except ValueError:
-        body = None
-    if status < 300 and isinstance(body, dict):
-        return body
-    code = status if status >= 300 else 0
-    retry_after = parse_retry_after(headers.get("retry-after"))
-    if isinstance(body, dict):
-        raise ApiError(
-            code,
-            str(body.get("message", "")),
-            reason=str(body.get("reason", "")),
-            body=body,
-            retry_after=retry_after,
-        )
-    # A proxy's HTML error page, or garbage in a 2xx: both mean the transport failed us.
-    snippet = raw[:80].decode("utf-8", "replace")
-    raise ApiError(code, f"{method} {path}: not JSON: {snippet!r}", retry_after=retry_after)
-
-
-def _encode(body: Object) -> bytes:
-    return jsoncodec.dumps(body)
-
-
-# Characters a request target keeps as they are (RFC 3986 pchar, '/', and existing escapes).
-_PATH_SAFE = "/%:@!$&'()*+,;=-._~"
-_UNSAFE_IN_PATH = re.compile(r"[^A-Za-z0-9/%:@!$&'()*+,;=\-._~]").search

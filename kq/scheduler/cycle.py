@@ -6,7 +6,7 @@ entries are admitted so later entries see the quota taken earlier in the same cy
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from opentelemetry import trace
@@ -45,10 +45,16 @@ class Entry:
     cq: ClusterQueueSnapshot
     assignment: Assignment
     targets: Sequence[Target] = ()
+    preemptor: bool = False
+    """Its ClusterQueue's head that issued preemptions and waits for them to complete."""
 
-    def order_key(self) -> tuple[int, int, float, str]:
-        """Less borrowing first, then higher priority, then FIFO (semantics §3.4)."""
+    def order_key(self) -> tuple[bool, int, int, float, str]:
+        """Preemptors first (Kueue's PrioritizePreemptorWorkloads), then less borrowing, then
+        higher priority, then FIFO (semantics §3.4). A preemptor that went after another
+        queue's entry could find the quota its victims freed taken, preempt that entry back
+        once its priority allows, and so on: the thrash of Kueue#13662."""
         return (
+            not self.preemptor,
             self.assignment.borrowing,
             -self.info.priority,
             self.info.queue_time,
@@ -243,7 +249,8 @@ def _decide(snapshot: Snapshot, entry: Entry, claims: _Claims) -> Decision:
             RequeueReason.NO_FIT,
         )
     if assignment.needs_preemption and not entry.targets:
-        if cq.spec.preemption.reclaim_within_cohort != "Any":
+        # A preemptor keeps its place too: what its victims freed is not for others to take.
+        if cq.spec.preemption.reclaim_within_cohort != "Any" or entry.preemptor:
             _reserve(snapshot, entry, claims)
         return Pending(
             info.key,
@@ -320,8 +327,10 @@ def schedule(
     heads: Sequence[WorkloadInfo],
     plugins: AdmissionPlugins,
     namespace_labels: Mapping[str, Mapping[str, str]],
+    preemptors: Collection[str] = frozenset(),
 ) -> CycleResult:
-    """Decide every head; at most one admission per ClusterQueue, several per cohort."""
+    """Decide every head; at most one admission per ClusterQueue, several per cohort.
+    ``preemptors``: the heads that issued preemptions in an earlier cycle and wait for them."""
     with tracer.start_as_current_span("kq.scheduler.cycle") as cycle_span:
         decisions: list[Decision] = []
         entries: list[Entry] = []
@@ -334,6 +343,7 @@ def schedule(
                     with tracer.start_as_current_span("kq.admission.decision") as span:
                         _record(span, None, nominated)
             else:
+                nominated.preemptor = info.key in preemptors
                 entries.append(nominated)
         ordered: Iterable[Entry] = (
             fair_order(snapshot, entries)

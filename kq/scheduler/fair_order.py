@@ -2,7 +2,8 @@
 
 Each pop computes, for every remaining entry of a cohort tree, the share of its ClusterQueue
 and of each Cohort above it as if the entry were admitted; each Cohort's children then play
-off: one whose child is not borrowing any flavor-resource the entry requests first (Kueue's
+off: a preemptor waiting for its victims first (Kueue's PrioritizePreemptorWorkloads), then
+one whose child is not borrowing any flavor-resource the entry requests first (Kueue's
 FairSharingPrioritizeNonBorrowing, on by default since v0.17), then lower share, then higher
 priority, then earlier queue time, and the winner moves up until one entry is left at the
 root. Shares are recomputed at every pop because the entries admitted before it changed the
@@ -79,6 +80,8 @@ def _tournament(cohort: QuotaNode, remaining: dict[str, Entry], shares: Shares) 
 
 def _less(shares: Shares, cohort: str) -> Callable[[Entry, Entry], bool]:
     def less(a: Entry, b: Entry) -> bool:
+        if a.preemptor != b.preemptor:
+            return a.preemptor  # as in the classical order (``Entry.order_key``)
         share_a, share_b = shares[(cohort, a.info.key)], shares[(cohort, b.info.key)]
         borrows_a = not share_a.borrowed.isdisjoint(a.assignment.usage)
         borrows_b = not share_b.borrowed.isdisjoint(b.assignment.usage)

@@ -3,6 +3,7 @@ than a re-computation that could disagree."""
 
 from __future__ import annotations
 
+import logging
 from collections import OrderedDict
 from dataclasses import dataclass
 
@@ -34,18 +35,21 @@ class LastDecisions:
 
     def record(self, result: CycleResult, now: float) -> None:
         by_key, assignments = self._by_key, result.assignments
+        # Asked once per cycle: a debug call costs microseconds even when filtered out.
+        debug = log.is_enabled_for(logging.DEBUG)
         for decision in result.decisions:
             key = decision.key
             by_key[key] = Decided(decision, assignments.get(key), now, result.trace_id)
             by_key.move_to_end(key)
-            log.debug(
-                "decision",
-                workload=key,
-                result=type(decision).__name__,
-                reason=getattr(decision, "reason", ""),
-                message=getattr(decision, "message", ""),
-                trace_id=result.trace_id,
-            )
+            if debug:
+                log.debug(
+                    "decision",
+                    workload=key,
+                    result=type(decision).__name__,
+                    reason=getattr(decision, "reason", ""),
+                    message=getattr(decision, "message", ""),
+                    trace_id=result.trace_id,
+                )
         while len(by_key) > KEPT:
             by_key.popitem(last=False)
 

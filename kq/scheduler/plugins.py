@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from typing import cast
 
 import pluggy
+from pluggy import HookCaller
 
 from kq.api.clusterqueue import ClusterQueue
 from kq.plugins import Registry, collect_registrations
@@ -63,6 +65,37 @@ def _named(kind: str) -> Registry[type]:
     return Registry(kind, lambda cls: str(cls.NAME))
 
 
+def _veto(hook: HookCaller) -> Veto | None:
+    """``kq_workload_admissible`` as the cycle asks it of every head: each implementation in
+    pluggy's order (the last registered first), the first answer wins (``firstresult``),
+    without pluggy's per-call machinery, which cost more than the implementations."""
+    impls = hook.get_hookimpls()
+    if not impls:
+        return None
+    if any(impl.hookwrapper or impl.wrapper for impl in impls):
+
+        def through_pluggy(workload: WorkloadInfo, cq: ClusterQueue) -> str | None:
+            result: str | None = hook(workload=workload, cluster_queue=cq)
+            return result
+
+        return through_pluggy
+    positions = {"workload": 0, "cluster_queue": 1}
+    calls = [
+        (impl.function, tuple(positions[name] for name in impl.argnames))
+        for impl in reversed(impls)
+    ]
+
+    def veto(workload: WorkloadInfo, cq: ClusterQueue) -> str | None:
+        args = (workload, cq)
+        for function, taken in calls:
+            result = cast("str | None", function(*[args[i] for i in taken]))
+            if result is not None:
+                return result
+        return None
+
+    return veto
+
+
 def load_admission_plugins(
     pm: pluggy.PluginManager, fair_sharing: tuple[str, ...] | None = None
 ) -> AdmissionPlugins:
@@ -75,13 +108,7 @@ def load_admission_plugins(
         pm, "kq_register_preemption_policies", _named("preemption policy")
     )
     hot_swaps = collect_registrations(pm, "kq_register_hot_swap_policies", _named("hot-swap"))
-    veto: Veto | None = None
-    if pm.hook.kq_workload_admissible.get_hookimpls():
-        hook = pm.hook.kq_workload_admissible
-
-        def veto(workload: WorkloadInfo, cq: ClusterQueue) -> str | None:
-            result: str | None = hook(workload=workload, cluster_queue=cq)
-            return result
+    veto = _veto(pm.hook.kq_workload_admissible)
 
     queue_order: OrderFor | None = None
     if pm.hook.kq_queue_order.get_hookimpls():

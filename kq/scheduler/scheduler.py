@@ -53,7 +53,8 @@ class Scheduler:
         if not heads:
             # Arrivals in parked shapes are told why they wait without costing a try.
             return CycleResult((), 0, held=parked_words(self.queues))
-        result = schedule(snapshot, heads, self.plugins, self.namespace_labels)
+        preemptors = self.queues.preemptors(heads)
+        result = schedule(snapshot, heads, self.plugins, self.namespace_labels, preemptors)
         self.last.record(result, now)
         by_key = result.by_key
         for info in heads:

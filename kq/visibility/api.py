@@ -26,10 +26,6 @@ SchedulerSource = Callable[[], Scheduler | None]
 Gate = Callable[[web.Request], Awaitable[web.Response | None]]
 """Refuses a request with a response, or lets it through with None."""
 
-BASE = f"/apis/{GROUP}/{{version}}"
-CLUSTER_QUEUE_PATH = BASE + "/clusterqueues/{name}/pendingworkloads"
-LOCAL_QUEUE_PATH = BASE + "/namespaces/{namespace}/localqueues/{name}/pendingworkloads"
-
 
 def status(
     code: int, reason: str, message: str, details: dict[str, Any] | None = None

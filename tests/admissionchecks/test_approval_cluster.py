@@ -9,10 +9,8 @@ reasons and messages.
 
 from __future__ import annotations
 
-import subprocess
-import sys
 import urllib.request
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -36,7 +34,7 @@ from tests.controllers.helpers import (
     workload_until,
 )
 from tests.harness import REPO, Cluster, present
-from tests.kqrun import free_port
+from tests.kqrun import free_port, install_plugin
 from tests.kqrun import kq_run as run_kq
 
 APPROVAL = REPO / "examples" / "kq-check-approval"
@@ -48,13 +46,7 @@ pytestmark = pytest.mark.slow
 
 @pytest.fixture(scope="module")
 def approval_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    target = tmp_path_factory.mktemp("approval-site")
-    subprocess.run(
-        [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation",
-         "--target", str(target), str(APPROVAL)],
-        check=True,
-    )  # fmt: skip
-    return target
+    return install_plugin(APPROVAL, tmp_path_factory.mktemp("approval-site"))
 
 
 @pytest.fixture(scope="module")
@@ -87,12 +79,6 @@ def scraped(port: int, name: str, **labels: str) -> float | None:
             if found.name == name and labels.items() <= found.labels.items():
                 return float(found.value)
     return None
-
-
-@pytest.fixture
-async def client(cluster: Cluster) -> AsyncIterator[KubeClient]:
-    async with await KubeClient.connect(cluster.kubeconfig) as kube:
-        yield kube
 
 
 def check(name: str, controller: str = CONTROLLER, **annotations: str) -> dict[str, Any]:

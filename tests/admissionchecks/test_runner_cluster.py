@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, ClassVar
-
-import pytest
 
 from kq.admissionchecks import Activity, CheckContext, CheckUpdate, Obj, Resource
 from kq.admissionchecks.runner import CheckRunner, served_controllers
@@ -32,12 +30,6 @@ class NeedsWidgets:
         self, workload: Obj, checks: Sequence[Obj], ctx: CheckContext
     ) -> Sequence[CheckUpdate]:
         return []
-
-
-@pytest.fixture
-async def client(cluster: Cluster) -> AsyncIterator[KubeClient]:
-    async with await KubeClient.connect(cluster.kubeconfig) as kube:
-        yield kube
 
 
 async def test_unserved_kinds_leave_the_controller_idle_and_its_checks_inactive(

@@ -8,7 +8,7 @@ kq, and divided by each LocalQueue's ``spec.fairSharing.weight``.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+import time
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +33,7 @@ from tests.controllers.helpers import (
     suffix,
     workload,
 )
-from tests.harness import Cluster
+from tests.harness import Cluster, present
 from tests.kqrun import free_port, kq_run
 from tests.metrics.test_kueue_metrics import scrape
 
@@ -45,12 +45,6 @@ CONFIG = """admissionFairSharing:
   usageSamplingInterval: 1s
 """
 AFS: dict[str, Any] = {"admissionScope": {"admissionMode": "UsageBasedAdmissionFairSharing"}}
-
-
-@pytest.fixture
-async def client(cluster: Cluster) -> AsyncIterator[KubeClient]:
-    async with await KubeClient.connect(cluster.kubeconfig) as kube:
-        yield kube
 
 
 def world(cluster: Cluster, cache: Path, cpu: int, *queues: dict[str, Any]) -> str:
@@ -101,7 +95,16 @@ async def test_the_queue_that_used_more_waits_and_a_restart_remembers_it(
         await finish(client, ns, "h1")
     # kq is down: the older workload is heavy's, so without fair sharing it would go first.
     apply(cluster, cache, workload(ns, "h2", "heavy", {"cpu": 2}))
-    await asyncio.sleep(1.1)  # creation times are in seconds: h2 is strictly older
+    # Creation times are in whole seconds: l1 is created once the clock has left h2's second,
+    # so h2 is strictly older.
+    created = present(
+        parse_time((await get_workload(client, ns, "h2"))["metadata"]["creationTimestamp"])
+    )
+
+    async def next_second() -> bool:
+        return time.time() >= created + 1
+
+    await eventually(next_second, "the clock past h2's creation second")
     apply(cluster, cache, workload(ns, "l1", "light", {"cpu": 2}))
     with kq_run(cluster, tmp_path / "second", ns, CONFIG):
         await eventually(lambda: admitted(client, ns, "l1"), "l1 admitted first")

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -31,7 +30,7 @@ from tests.apiserver.conversion_webhook import (
     serving,
     webhook_conversion,
 )
-from tests.harness import Cluster, eventually
+from tests.harness import Cluster, eventually, wait_until
 
 # The `type: ignore`s on client calls: see the note on kubernetes_asyncio's stubs in conftest.py.
 
@@ -56,15 +55,14 @@ def _wait_converting(cluster: Cluster, cache: Path) -> None:
     body = {"apiVersion": f"{GROUP}/v1beta1", "kind": "ClusterQueue",
             "metadata": {"name": probe}, "spec": {"cohort": "probe"}}  # fmt: skip
     _kubectl_ok(cluster, cache, "create", "-f", "-", stdin=json.dumps(body))
-    deadline = time.monotonic() + 30
+
+    def converted() -> bool:
+        got = cluster.kubectl("get", f"clusterqueues.v1beta2.{GROUP}", probe, "-o", "json",
+                              cache_dir=cache)  # fmt: skip
+        return got.returncode == 0 and bool(json.loads(got.stdout)["spec"].get("cohortName"))
+
     try:
-        while time.monotonic() < deadline:
-            got = cluster.kubectl("get", f"clusterqueues.v1beta2.{GROUP}", probe, "-o", "json",
-                                  cache_dir=cache)  # fmt: skip
-            if got.returncode == 0 and json.loads(got.stdout)["spec"].get("cohortName"):
-                return
-            time.sleep(0.2)
-        raise AssertionError("the CRDs never started converting through the webhook")
+        wait_until(converted, "the CRDs converting through the webhook", interval=0.2)
     finally:
         cluster.kubectl("delete", "clusterqueue", probe, cache_dir=cache)
 
@@ -98,17 +96,17 @@ def converting(cluster: Cluster, tmp_path_factory: pytest.TempPathFactory) -> It
 def _wait_served(cluster: Cluster, cache: Path, crds: list[str]) -> None:
     """Until every kind lists in both versions: after a CRD's conversion changes, the API
     server re-initializes its storage and answers 429 meanwhile."""
-    deadline = time.monotonic() + 30
     pending = [f"{crd.split('.', 1)[0]}.{version}.{GROUP}" for crd in crds
                for version in ("v1beta1", "v1beta2")]  # fmt: skip
-    while pending and time.monotonic() < deadline:
-        pending = [
+
+    def all_served() -> bool:
+        pending[:] = [
             kind for kind in pending
             if cluster.kubectl("get", kind, "-A", cache_dir=cache).returncode != 0
         ]  # fmt: skip
-        if pending:
-            time.sleep(0.2)
-    assert not pending, f"not served after the conversion change: {pending}"
+        return not pending
+
+    wait_until(all_served, "every kind served after the conversion change", interval=0.2)
 
 
 @pytest.fixture
@@ -254,11 +252,11 @@ async def test_a_v1beta1_status_write_watched_in_v1beta2(
     status = {"status": {"flavorUsage": usage, "pendingWorkloads": 1}}
 
     async def write_status() -> None:
-        await asyncio.sleep(0.3)
         await crs.patch_namespaced_custom_object_status(
             GROUP, "v1beta1", namespace, "localqueues", name, status, _content_type=MERGE
         )  # type: ignore[call-arg]
 
+    # The watch starts at the list's resourceVersion: it sees this write whenever it opens.
     writer = asyncio.create_task(write_status())
     seen: list[dict[str, Any]] = []
     async with watch.Watch() as stream:

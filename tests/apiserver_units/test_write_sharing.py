@@ -13,8 +13,9 @@ import pytest
 from aiohttp.test_utils import TestClient, TestServer
 from hypothesis import given
 
-from kq.sandbox.apiserver.api import Api, Ctx
+from kq.sandbox.apiserver.api import Api
 from kq.sandbox.apiserver.app import Server
+from kq.sandbox.apiserver.context import Ctx
 from kq.sandbox.apiserver.patch import json_merge_patch, merge_patch_sharing
 from kq.sandbox.apiserver.patching import JSON_PATCH, MERGE, STRATEGIC
 from kq.sandbox.apiserver.registry import CRD, NAMESPACE, Registry, ResourceType

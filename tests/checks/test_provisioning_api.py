@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import AsyncIterator
 
 import pytest
 
@@ -16,16 +15,9 @@ from kq_plugins.checks.provisioning import (
     ProvisioningCheck,
 )
 from tests.checks.fixtures import FLAVORS, FakeContext, check, condition, config, workload
-from tests.harness import Cluster
 
 NAMESPACES = Resource("", "v1", "namespaces", "Namespace", False)
 WORKLOADS = Resource("kueue.x-k8s.io", "v1beta1", "workloads", "Workload", True)
-
-
-@pytest.fixture
-async def client(cluster: Cluster) -> AsyncIterator[KubeClient]:
-    async with await KubeClient.connect(cluster.kubeconfig) as kube:
-        yield kube
 
 
 async def test_requests_and_templates_round_trip(client: KubeClient) -> None:

@@ -9,13 +9,6 @@ import pytest
 
 from kq.controllers.admission import AdmissionController
 from kq.runtime.client import KubeClient
-from tests.harness import Cluster
-
-
-@pytest.fixture
-async def client(cluster: Cluster) -> AsyncIterator[KubeClient]:
-    async with await KubeClient.connect(cluster.kubeconfig) as kube:
-        yield kube
 
 
 class LeaderGate(asyncio.Event):

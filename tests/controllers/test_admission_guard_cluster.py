@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import base64
 import json
-import time
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +24,7 @@ from tests.controllers.helpers import (
     suffix,
     workload,
 )
-from tests.harness import Cluster
+from tests.harness import Cluster, wait_until
 from tests.kqrun import free_port, kq_run
 
 pytestmark = pytest.mark.slow
@@ -78,10 +77,7 @@ def guard(name: str, port: int, ca: bytes, ns: str) -> dict[str, Any]:
 
 
 def wait_for(path: Path) -> bytes:
-    deadline = time.monotonic() + 30
-    while not path.exists():
-        assert time.monotonic() < deadline, f"{path} never appeared"
-        time.sleep(0.1)
+    wait_until(path.exists, f"{path} to appear")
     return path.read_bytes()
 
 
@@ -113,10 +109,11 @@ def test_only_kq_writes_status_admission(cluster: Cluster, tmp_path: Path) -> No
 
             # kube-apiserver picks the configuration up from a watch: probe with dry runs,
             # which are reviewed too but change nothing.
-            deadline = time.monotonic() + 30
-            while patch(FORGED, "--dry-run=server").returncode == 0:
-                assert time.monotonic() < deadline, "the webhook was never called"
-                time.sleep(0.2)
+            wait_until(
+                lambda: patch(FORGED, "--dry-run=server").returncode != 0,
+                "the webhook to be called",
+                interval=0.2,
+            )
             refused = patch(FORGED)
             assert refused.returncode != 0
             assert "status.admission is written by kq only" in refused.stderr

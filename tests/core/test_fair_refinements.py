@@ -96,7 +96,12 @@ def test_the_tournament_prefers_the_queue_not_borrowing_what_it_asks_for() -> No
 
 
 @pytest.mark.parametrize(
-    "gate", ["FairSharingPreemptWithinNominal", "FairSharingPrioritizeNonBorrowing"]
+    "gate",
+    [
+        "FairSharingPreemptWithinNominal",
+        "FairSharingPrioritizeNonBorrowing",
+        "PrioritizePreemptorWorkloads",
+    ],
 )
 def test_turning_a_refinement_off_is_refused(gate: str) -> None:
     assert parse_config({"featureGates": {gate: True}}).feature_gates == {gate: True}

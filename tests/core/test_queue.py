@@ -132,6 +132,26 @@ def test_best_effort_keeps_the_preemptor_first_until_it_is_admitted() -> None:
     assert [h.obj.name for h in queues.heads()] == ["urgent"]
 
 
+def test_either_strategy_names_its_preemptor_until_it_leaves() -> None:
+    """The cycle puts a preemptor's entry first (Kueue's PrioritizePreemptorWorkloads) under
+    both strategies; only BestEffortFIFO also keeps it first in its queue (sticky)."""
+    for strategy, sticky in (("BestEffortFIFO", True), ("StrictFIFO", False)):
+        queues = manager(strategy)
+        queues.add_workload(workload("preemptor", priority=1))
+        queues.add_workload(workload("other"))
+        (head,) = queues.heads()
+        assert queues.preemptors([head]) == frozenset()
+        queues.requeue(head, RequeueReason.PENDING_PREEMPTION)
+        queue = queues.queues["cq"]
+        assert (queue.preemptor, queue.sticky) == (head.key, head.key if sticky else None)
+        (again,) = queues.heads()
+        assert queues.preemptors([again]) == {head.key}
+        queues.admitted(again.key)
+        assert (queue.preemptor, queue.sticky) == (None, None)
+        (other,) = queues.heads()
+        assert queues.preemptors([other]) == frozenset()
+
+
 def test_events_requeue_the_right_trees() -> None:
     world = World()
     world.flavor("f")

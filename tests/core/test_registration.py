@@ -2,6 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Generator
+from typing import Any
+
+import pluggy
+
+from kq import hookspecs
 from kq.config import PluginsConfig
 from kq.hookspecs import hookimpl
 from kq.plugins import build_plugin_manager
@@ -65,3 +71,46 @@ def test_unknown_flavor_assigner_keeps_workloads_pending_with_a_reason() -> None
     assert decision.message == (
         "unknown flavor assigner 'Magic' (registered: InOrder, MinimizeBorrowing)"
     )
+
+
+def test_vetoes_answer_as_pluggy_would_last_registered_first() -> None:
+    """The cycle calls ``kq_workload_admissible``'s implementations itself (pluggy's per-call
+    cost was more than theirs): the same order, the first answer wins, wrappers kept."""
+    asked: list[str] = []
+
+    class Abstains:
+        @hookimpl
+        def kq_workload_admissible(self, cluster_queue: object) -> str | None:
+            asked.append("abstains")
+            return None
+
+    class Refuses:
+        @hookimpl
+        def kq_workload_admissible(self, workload: object) -> str | None:
+            asked.append("refuses")
+            return "no"
+
+    class Wraps:
+        @hookimpl(wrapper=True)
+        def kq_workload_admissible(self) -> Generator[None, str | None, str | None]:
+            answer = yield
+            return f"wrapped {answer}"
+
+    nobody: Any = object()  # the implementations here look at neither argument
+    pm = pluggy.PluginManager(hookspecs.PROJECT_NAME)
+    pm.add_hookspecs(hookspecs)
+    assert load_admission_plugins(pm).veto is None
+    pm.register(Refuses(), name="refuses")
+    pm.register(Abstains(), name="abstains")
+    veto = load_admission_plugins(pm).veto
+    assert veto is not None
+    assert veto(nobody, nobody) == "no"
+    assert asked == ["abstains", "refuses"]
+    pm.unregister(name="refuses")
+    veto = load_admission_plugins(pm).veto
+    assert veto is not None
+    assert veto(nobody, nobody) is None
+    pm.register(Wraps(), name="wraps")
+    veto = load_admission_plugins(pm).veto
+    assert veto is not None
+    assert veto(nobody, nobody) == "wrapped None"

@@ -9,28 +9,20 @@ label off when the name is not a valid label value). v1beta1 takes at most 18 po
 from __future__ import annotations
 
 import uuid
-from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
 
-from kq.crds.kueue import MAX_PODSETS
+from kq.crds.kueue.workloads import MAX_PODSETS
 from kq.runtime.client import KubeClient
 from kq.runtime.errors import ApiError
 from kq.runtime.resources import CLUSTER_QUEUES, WORKLOADS, Resource
-from tests.harness import Cluster
 
 SUBDOMAIN = (
     "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or "
     "'.', and must start and end with an alphanumeric character (e.g. 'example.com', regex "
     "used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"
 )
-
-
-@pytest.fixture
-async def client(cluster: Cluster) -> AsyncIterator[KubeClient]:
-    async with await KubeClient.connect(cluster.kubeconfig) as kube:
-        yield kube
 
 
 def cluster_queue(name: str) -> dict[str, Any]:

@@ -33,10 +33,11 @@ def _state(url: str) -> dict[str, Any]:
     return state
 
 
-def _settled(url: str) -> dict[str, Any] | None:
+def _settled(url: str, seen: list[str]) -> dict[str, Any] | None:
     """The dashboard's state once S1 holds still for a minute: the 1-slice JobSet done, the
     2-slice one running (16 chips), the 3-slice one pending, tried by the scheduler (its
-    Pending condition says why), and the ClusterQueue's status counting it."""
+    Pending condition says why), and the ClusterQueue's status counting it. What was seen
+    instead goes to ``seen``, for the timeout's message."""
     state = _state(url)
     # On the shared real API server other tests' objects are on the page too: S1's only.
     mine = [
@@ -49,6 +50,8 @@ def _settled(url: str) -> dict[str, Any] | None:
     counted = [q for q in queues if q["pending"] == 1 and q["usage"][0]["used"] == 16]
     if states == ["Admitted", "Finished", "Pending"] and len(queued) == 1 and counted:
         return state
+    seen[:] = [f"workloads {[(w['name'], w['state'], w['message']) for w in mine]}",
+               f"pending {queued}", f"queues {queues}"]  # fmt: skip
     return None
 
 
@@ -58,10 +61,6 @@ def _near(pixel: tuple[int, int, int], colour: tuple[int, int, int]) -> bool:
 
 def test_s1_in_a_browser(cluster: Cluster, tmp_path: Path) -> None:
     chromium()  # skips (or fails in CI) before anything starts, when there is no browser
-    if cluster.backend == "real":
-        # Passes alone, but in the full suite the shared real server's leftovers keep S1 from
-        # settling within the wait (seen twice in CI); the kq run dashboard test covers real.
-        pytest.skip("S1 in kq dev --kubeconfig on the suite's shared real server: see comment")
     cache = tmp_path / "kubectl-cache"
 
     def kubectl(*args: str, input: str | None = None) -> str:
@@ -76,9 +75,12 @@ def test_s1_in_a_browser(cluster: Cluster, tmp_path: Path) -> None:
         if cluster.backend == "real":  # the test's kube-apiserver runs without --allow-privileged
             jobsets = jobsets.replace("privileged: true", "privileged: false")
         kubectl("apply", "-f", "-", input=jobsets)
-        wait_until(
-            lambda: _settled(url), "S1 settled: one done, one running, one pending", within=90
-        )
+        seen: list[str] = []
+        try:
+            wait_until(lambda: _settled(url, seen), "S1 settled", within=90)
+        except AssertionError as exc:
+            log = (tmp_path / "kq-dev.log").read_text()[-3000:]
+            raise AssertionError(f"{exc}; saw {seen}; kq dev's log ends:\n{log}") from None
 
         # What the cluster says, read with kubectl, independently of the dashboard.
         queue = json.loads(kubectl("get", "clusterqueue", "cluster-queue", "-o", "json"))
@@ -143,4 +145,7 @@ def test_s1_in_a_browser(cluster: Cluster, tmp_path: Path) -> None:
     blue = sum(n for colour, n in colours.items() if _near(colour, USED_BLUE))
     green = sum(n for colour, n in colours.items() if _near(colour, RUNNING_GREEN))
     assert blue > 1000, "no quota bar drawn"
-    assert green > 200, "no admitted span on the timeline"
+    # On the shared real server other tests' queues and workloads come first on the page and
+    # push S1's timeline out of the window; the DOM checks above cover its lanes there.
+    if exact:
+        assert green > 200, "no admitted span on the timeline"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import threading
@@ -63,6 +64,28 @@ def kq_dev_on(
         kq_dev(work, profile, speed, server=cluster.kubeconfig, extra=extra) as kubeconfig,
     ):
         yield kubeconfig
+
+
+@dataclass(frozen=True)
+class KubectlSession:
+    """The real kubectl on one kubeconfig, with a discovery cache of its own; a command that
+    fails fails the test. The scenarios' sandboxes add their own queries to it."""
+
+    kubeconfig: Path
+    cache: Path
+
+    @property
+    def env(self) -> dict[str, str]:
+        return {**os.environ, "KUBECONFIG": str(self.kubeconfig), "KUBECACHEDIR": str(self.cache)}
+
+    def kubectl(self, *args: str, input: str | None = None) -> str:
+        done = subprocess.run(["kubectl", *args], input=input, capture_output=True, text=True,
+                              env=self.env, timeout=60, check=False)  # fmt: skip
+        assert done.returncode == 0, f"kubectl {' '.join(args)}: {done.stderr}"
+        return done.stdout
+
+    def get(self, *args: str) -> Any:
+        return json.loads(self.kubectl("get", *args, "-o", "json"))
 
 
 @dataclass(frozen=True)

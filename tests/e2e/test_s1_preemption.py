@@ -11,9 +11,6 @@ lower priority, and the readmission once the chips are free again.
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -24,7 +21,7 @@ import pytest
 import yaml
 
 from tests.e2e.explained import explain, missing
-from tests.e2e.kqdev import kq_dev_on
+from tests.e2e.kqdev import KubectlSession, kq_dev_on
 from tests.harness import REPO, Cluster, wait_until
 
 EXAMPLES = REPO / "examples" / "s1"
@@ -40,11 +37,9 @@ pytestmark = pytest.mark.slow
 
 
 @dataclass(frozen=True)
-class Sandbox:
+class Sandbox(KubectlSession):
     """A running ``kq dev --profile s1``, driven with the real kubectl."""
 
-    kubeconfig: Path
-    cache: Path
     backend: str
 
     def jobset(self, path: Path, name: str) -> str:
@@ -54,19 +49,6 @@ class Sandbox:
         if self.backend == "real":
             return document.replace("privileged: true", "privileged: false")
         return document
-
-    @property
-    def env(self) -> dict[str, str]:
-        return {**os.environ, "KUBECONFIG": str(self.kubeconfig), "KUBECACHEDIR": str(self.cache)}
-
-    def kubectl(self, *args: str, input: str | None = None) -> str:
-        done = subprocess.run(["kubectl", *args], input=input, capture_output=True, text=True,
-                              env=self.env, timeout=60, check=False)  # fmt: skip
-        assert done.returncode == 0, f"kubectl {' '.join(args)}: {done.stderr}"
-        return done.stdout
-
-    def get(self, *args: str) -> Any:
-        return json.loads(self.kubectl("get", *args, "-o", "json"))
 
     def workloads(self) -> dict[str, dict[str, Any]]:
         """Workloads by the name of the JobSet that owns them."""

@@ -3,19 +3,21 @@
 The guide's manifests (``examples/s3``) run on a sandbox whose ``dws-pool`` starts empty: a
 simulated cluster autoscaler serves each ProvisioningRequest 30 s of sandbox time after accepting
 it. At ``SPEED`` 10 that window lasts 3 s of wall time, long enough to look at the request while
-it waits and to inject a fault into it with ``kq dev provreq``. Each failure path runs its own
-Job, with the retry back-off shortened through the ProvisioningRequestConfig, and leaves no quota
-held behind it. A watch on the Workloads records every version, so states that last a moment
-(``Retry``) are seen as kq wrote them.
+it waits. The failure paths inject faults into waiting requests with ``kq dev provreq``, a
+process that takes seconds to start on a loaded machine (8 s measured on two busy cores), so
+they run on a second sandbox at ``FAULT_SPEED`` 1, where the window lasts 30 s. Each failure
+path runs its own Job, with the retry back-off shortened through the ProvisioningRequestConfig,
+and leaves no quota held behind it. A watch on the Workloads records every version, so states
+that last a moment (``Retry``) are seen as kq wrote them.
 """
 
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
@@ -23,12 +25,17 @@ from typing import Any, TypeVar
 import pytest
 import yaml
 
-from tests.e2e.kqdev import KubectlWatch, Seen, kq_dev, kubectl_watch
+from tests.e2e.kqdev import KubectlSession, KubectlWatch, Seen, kq_dev, kubectl_watch
 from tests.harness import REPO, wait_until
 
 EXAMPLES = REPO / "examples" / "s3"
 SPEED = 10  # provisioning (30 s) takes 3 s, the job's `sleep 120s` 12 s
+FAULT_SPEED = 1  # provisioning takes 30 s: time enough to start `kq dev provreq` under load
+PROVISIONING_S = 30.0
+"""The simulated autoscaler's delay between accepting a request and provisioning it."""
 STEP_TIMEOUT_S = 30.0
+FAULT_STEP_TIMEOUT_S = STEP_TIMEOUT_S + PROVISIONING_S / FAULT_SPEED
+"""A step of the failure paths that waits for a provisioning on the slower sandbox."""
 CHECK = "dws-prov"
 CLASS = "queued-provisioning.gke.io"
 CONSUME = "autoscaling.x-k8s.io/consume-provisioning-request"
@@ -49,25 +56,10 @@ def versions_of(watch: KubectlWatch, job: str) -> list[Seen]:
 
 
 @dataclass(frozen=True)
-class Sandbox:
+class Sandbox(KubectlSession):
     """A running ``kq dev --profile s3``, driven with the real kubectl."""
 
     data_dir: Path
-    kubeconfig: Path
-    cache: Path
-
-    @property
-    def env(self) -> dict[str, str]:
-        return {**os.environ, "KUBECONFIG": str(self.kubeconfig), "KUBECACHEDIR": str(self.cache)}
-
-    def kubectl(self, *args: str, input: str | None = None) -> str:
-        done = subprocess.run(["kubectl", *args], input=input, capture_output=True, text=True,
-                              env=self.env, timeout=60, check=False)  # fmt: skip
-        assert done.returncode == 0, f"kubectl {' '.join(args)}: {done.stderr}"
-        return done.stdout
-
-    def get(self, *args: str) -> Any:
-        return json.loads(self.kubectl("get", *args, "-o", "json"))
 
     def find(self, kind: str, name: str) -> dict[str, Any] | None:
         out = self.kubectl("get", kind, name, "-n", "default", "--ignore-not-found", "-o", "json")
@@ -105,29 +97,46 @@ class Sandbox:
         return {r["name"]: str(r["total"]) for f in usage for r in f["resources"]}
 
 
-@pytest.fixture(scope="module")
-def sandbox(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Sandbox]:
-    work = tmp_path_factory.mktemp("s3-dws")
-    with kq_dev(work, "s3", SPEED) as kubeconfig:
-        yield Sandbox(work / "dev", kubeconfig, work / "kubectl-cache")
+@contextmanager
+def s3_sandbox(work: Path, speed: float) -> Iterator[Sandbox]:
+    """``kq dev --profile s3`` at ``speed`` with the guide's queueing objects, created unchanged."""
+    with kq_dev(work, "s3", speed) as kubeconfig:
+        sandbox = Sandbox(kubeconfig, work / "kubectl-cache", data_dir=work / "dev")
+        sandbox.kubectl("create", "-f", str(EXAMPLES / "dws-queues.yaml"))
+        yield sandbox
 
 
 @pytest.fixture(scope="module")
-def queues(sandbox: Sandbox) -> Sandbox:
-    """The guide's queueing objects, created unchanged."""
-    sandbox.kubectl("create", "-f", str(EXAMPLES / "dws-queues.yaml"))
-    return sandbox
+def queues(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Sandbox]:
+    """The sandbox of the guide's story, at ``SPEED``."""
+    with s3_sandbox(tmp_path_factory.mktemp("s3-dws"), SPEED) as sandbox:
+        yield sandbox
 
 
 @pytest.fixture(scope="module")
-def watch(queues: Sandbox) -> Iterator[KubectlWatch]:
-    """Every version of the Workloads in ``default``."""
-    with kubectl_watch(queues.env, "workloads", "-n", "default") as watching:
+def fault_queues(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Sandbox]:
+    """The sandbox of the failure paths, at ``FAULT_SPEED``."""
+    with s3_sandbox(tmp_path_factory.mktemp("s3-dws-faults"), FAULT_SPEED) as sandbox:
+        yield sandbox
+
+
+@pytest.fixture(scope="module")
+def watch(fault_queues: Sandbox) -> Iterator[KubectlWatch]:
+    """Every version of the failure paths' Workloads in ``default``."""
+    with kubectl_watch(fault_queues.env, "workloads", "-n", "default") as watching:
         yield watching
 
 
 @pytest.fixture(scope="module")
-def short_backoff(queues: Sandbox) -> Sandbox:
+def request_watch(fault_queues: Sandbox) -> Iterator[KubectlWatch]:
+    """Every version of the failure paths' ProvisioningRequests: a request is deleted once its
+    Workload is requeued, so what it was when the fault came is read here."""
+    with kubectl_watch(fault_queues.env, "provisioningrequests", "-n", "default") as watching:
+        yield watching
+
+
+@pytest.fixture(scope="module")
+def short_backoff(fault_queues: Sandbox) -> Sandbox:
     """``dws-config`` with one retry after a ``BACKOFF_BASE_S`` back-off instead of 3 after 60 s."""
     docs = [d for d in yaml.safe_load_all((EXAMPLES / "dws-queues.yaml").read_text()) if d]
     config = next(d for d in docs if d["kind"] == "ProvisioningRequestConfig")
@@ -136,13 +145,13 @@ def short_backoff(queues: Sandbox) -> Sandbox:
         "backoffBaseSeconds": BACKOFF_BASE_S,
         "backoffMaxSeconds": 10,
     }
-    queues.kubectl("apply", "-f", "-", input=yaml.safe_dump(config))
-    return queues
+    fault_queues.kubectl("apply", "-f", "-", input=yaml.safe_dump(config))
+    return fault_queues
 
 
-def until(what: str, check: Callable[[], T | None]) -> T:
-    """``check``'s first truthy value; fails after ``STEP_TIMEOUT_S``."""
-    return wait_until(check, what, within=STEP_TIMEOUT_S)
+def until(what: str, check: Callable[[], T | None], within: float = STEP_TIMEOUT_S) -> T:
+    """``check``'s first truthy value; fails after ``within`` seconds."""
+    return wait_until(check, what, within=within)
 
 
 def owner_name(obj: dict[str, Any]) -> str:
@@ -190,12 +199,30 @@ def waiting_request(sandbox: Sandbox, job: str, attempt: int) -> dict[str, Any]:
     return request
 
 
-def inject_while_waiting(sandbox: Sandbox, fault: str, request: str, message: str) -> None:
-    """``kq dev provreq`` on a request that is not provisioned, and proof that it was not."""
+def inject_while_waiting(
+    sandbox: Sandbox, requests: KubectlWatch, fault: str, request: str, message: str
+) -> None:
+    """``kq dev provreq`` on a request that is not provisioned, and proof that it was not: no
+    version of it up to the one the fault wrote was Provisioned."""
     sandbox.provreq(fault, request, message)
-    after = sandbox.find("provisioningrequest", request)
-    assert after is not None
-    assert not is_true(after, "Provisioned"), f"{request} was provisioned before the fault"
+
+    def faulted(version: dict[str, Any]) -> bool:
+        return version["metadata"]["name"] == request and any(
+            c.get("message") == message
+            for c in (version.get("status") or {}).get("conditions") or ()
+        )
+
+    history = until(f"{request} carries the fault", lambda: faulted_history(requests, faulted))
+    versions = [v.object for v in history[: index(history, faulted) + 1]]
+    mine = [v for v in versions if v["metadata"]["name"] == request]
+    assert not any(is_true(v, "Provisioned") for v in mine), f"{request} was provisioned first"
+
+
+def faulted_history(
+    requests: KubectlWatch, faulted: Callable[[dict[str, Any]], bool]
+) -> list[Seen] | None:
+    history = requests.seen()
+    return history if index(history, faulted) >= 0 else None
 
 
 def index(history: list[Seen], test: Callable[[dict[str, Any]], bool], start: int = 0) -> int:
@@ -338,33 +365,35 @@ def assert_job_events_in_order(describe: str) -> None:
 
 
 def test_failed_requests_are_retried_after_the_backoff_then_rejected(
-    short_backoff: Sandbox, watch: KubectlWatch
+    short_backoff: Sandbox, watch: KubectlWatch, request_watch: KubectlWatch
 ) -> None:
     sandbox, job = short_backoff, "dws-failing-job"
     sandbox.kubectl("create", "-f", "-", input=job_manifest(job))
     first = waiting_request(sandbox, job, 1)["metadata"]["name"]
-    inject_while_waiting(sandbox, "fail", first, "no capacity (attempt 1)")
+    inject_while_waiting(sandbox, request_watch, "fail", first, "no capacity (attempt 1)")
 
     second = waiting_request(sandbox, job, 2)["metadata"]["name"]
     assert_retried(watch, job, "Retrying after failure: no capacity (attempt 1)")
 
-    inject_while_waiting(sandbox, "fail", second, "no capacity (attempt 2)")
+    inject_while_waiting(sandbox, request_watch, "fail", second, "no capacity (attempt 2)")
     assert_deactivated(sandbox, watch, job, "no capacity (attempt 2)")
 
 
 def test_booking_expired_before_admission_is_retried(
-    short_backoff: Sandbox, watch: KubectlWatch
+    short_backoff: Sandbox, watch: KubectlWatch, request_watch: KubectlWatch
 ) -> None:
     sandbox, job = short_backoff, "dws-expiring-job"
     sandbox.kubectl("create", "-f", "-", input=job_manifest(job))
     first = waiting_request(sandbox, job, 1)["metadata"]["name"]
-    inject_while_waiting(sandbox, "expire", first, "booking over (attempt 1)")
+    inject_while_waiting(sandbox, request_watch, "expire", first, "booking over (attempt 1)")
 
     second = waiting_request(sandbox, job, 2)["metadata"]["name"]
     assert_retried(watch, job, "Retrying after booking expired: booking over (attempt 1)")
     # The new attempt is served and admits the Workload.
     admitted = until(
-        "the Workload is admitted on attempt 2", lambda: admitted_workload(sandbox, job)
+        "the Workload is admitted on attempt 2",
+        lambda: admitted_workload(sandbox, job),
+        within=FAULT_STEP_TIMEOUT_S,
     )
     assert check_of(admitted)["podSetUpdates"][0]["annotations"][CONSUME] == second
     sandbox.kubectl("delete", "job", job)
@@ -376,9 +405,11 @@ def test_revoked_capacity_after_admission_deactivates(
 ) -> None:
     sandbox, job = short_backoff, "dws-revoked-job"
     sandbox.kubectl("create", "-f", "-", input=job_manifest(job))
-    admitted = until(f"{job} is admitted", lambda: admitted_workload(sandbox, job))
+    admitted = until(
+        f"{job} is admitted", lambda: admitted_workload(sandbox, job), within=FAULT_STEP_TIMEOUT_S
+    )
     request = check_of(admitted)["podSetUpdates"][0]["annotations"][CONSUME]
-    until(f"{job} runs", lambda: running_pod(sandbox, job))
+    until(f"{job} runs", lambda: running_pod(sandbox, job), within=FAULT_STEP_TIMEOUT_S)
 
     sandbox.provreq("revoke", request, "nodes reclaimed")
     assert_deactivated(sandbox, watch, job, "nodes reclaimed")

@@ -12,9 +12,6 @@ shared real kube-apiserver, from which the module removes what it created when i
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -25,7 +22,7 @@ from typing import Any, TypeVar
 import pytest
 import yaml
 
-from tests.e2e.kqdev import KubectlWatch, kq_dev_on, kubectl_watch
+from tests.e2e.kqdev import KubectlSession, KubectlWatch, kq_dev_on, kubectl_watch
 from tests.harness import REPO, Cluster, wait_until
 
 EXAMPLES = REPO / "examples" / "s4"
@@ -51,24 +48,8 @@ pytestmark = pytest.mark.slow
 
 
 @dataclass(frozen=True)
-class Sandbox:
+class Sandbox(KubectlSession):
     """A running ``kq dev --profile s4``, driven with the real kubectl."""
-
-    kubeconfig: Path
-    cache: Path
-
-    @property
-    def env(self) -> dict[str, str]:
-        return {**os.environ, "KUBECONFIG": str(self.kubeconfig), "KUBECACHEDIR": str(self.cache)}
-
-    def kubectl(self, *args: str, input: str | None = None) -> str:
-        done = subprocess.run(["kubectl", *args], input=input, capture_output=True, text=True,
-                              env=self.env, timeout=60, check=False)  # fmt: skip
-        assert done.returncode == 0, f"kubectl {' '.join(args)}: {done.stderr}"
-        return done.stdout
-
-    def get(self, *args: str) -> Any:
-        return json.loads(self.kubectl("get", *args, "-o", "json"))
 
     def apply(self, what: Path | Obj) -> None:
         if isinstance(what, Path):

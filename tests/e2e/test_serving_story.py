@@ -9,9 +9,6 @@ server, or ``--kubeconfig`` on the shared real one, cleaned up after).
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,7 +16,7 @@ from typing import Any, TypeVar
 
 import pytest
 
-from tests.e2e.kqdev import kq_dev_on
+from tests.e2e.kqdev import KubectlSession, kq_dev_on
 from tests.harness import REPO, Cluster, wait_until
 
 EXAMPLE = REPO / "examples" / "serving"
@@ -34,20 +31,7 @@ pytestmark = pytest.mark.slow
 
 
 @dataclass(frozen=True)
-class Sandbox:
-    kubeconfig: Path
-    cache: Path
-
-    def kubectl(self, *args: str) -> str:
-        env = {**os.environ, "KUBECONFIG": str(self.kubeconfig), "KUBECACHEDIR": str(self.cache)}
-        done = subprocess.run(["kubectl", *args], capture_output=True, text=True, env=env,
-                              timeout=60, check=False)  # fmt: skip
-        assert done.returncode == 0, f"kubectl {' '.join(args)}: {done.stderr}"
-        return done.stdout
-
-    def get(self, *args: str) -> Any:
-        return json.loads(self.kubectl("get", *args, "-o", "json"))
-
+class Sandbox(KubectlSession):
     def workloads(self) -> list[Obj]:
         # At v1beta1 on both backends (their preferred versions differ).
         items = self.get("workloads.v1beta1.kueue.x-k8s.io", "-n", "default")["items"]

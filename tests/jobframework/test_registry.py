@@ -8,8 +8,7 @@ import pytest
 from kq import hookspecs
 from kq.hookspecs import Register, hookimpl
 from kq.jobframework import GenericJob
-from kq.jobframework.interface import capability_names
-from kq.jobframework.registry import NotAnIntegration, by_gvk, job_integrations, owner_integration
+from kq.jobframework.registry import NotAnIntegration, by_gvk, job_integrations
 from kq.plugins import DuplicateNameError
 from kq_plugins.jobs.batch_job import BatchJob
 
@@ -36,21 +35,6 @@ def test_builtins_are_found_through_entry_points(integrations: dict[str, Generic
         ("ray.io/v1", "RayJob"),
         ("v1", "Pod"),
     }
-
-
-def test_capabilities_of_the_builtins(integrations: dict[str, GenericJob]) -> None:
-    assert capability_names(integrations["batch/job"]) == [
-        "JobWithCustomStop",
-        "JobWithReclaimablePods",
-    ]
-    assert "JobWithPriorityClass" in capability_names(integrations["kubeflow.org/mpijob"])
-    assert "JobWithCustomValidation" in capability_names(integrations["ray.io/rayjob"])
-    assert capability_names(integrations["pod"]) == [
-        "JobWithReclaimablePods",
-        "JobWithCustomValidation",
-        "JobWithSkip",
-        "ComposableJob",
-    ]
 
 
 def manager_with(*plugins: object) -> pluggy.PluginManager:
@@ -88,18 +72,3 @@ def test_a_class_missing_protocol_members_is_refused() -> None:
 def test_two_plugins_registering_one_framework_name_are_named() -> None:
     with pytest.raises(DuplicateNameError, match="'batch/job' is registered by both"):
         job_integrations(manager_with(RegistersBatchJob(), RegistersBatchJob()))
-
-
-def test_jobs_created_by_a_jobset_belong_to_the_jobset_integration(
-    integrations: dict[str, GenericJob],
-) -> None:
-    child = {
-        "metadata": {
-            "ownerReferences": [
-                {"apiVersion": "jobset.x-k8s.io/v1alpha2", "kind": "JobSet", "controller": True}
-            ]
-        }
-    }
-    found = owner_integration(child, by_gvk(integrations))
-    assert found is integrations["jobset.x-k8s.io/jobset"]
-    assert owner_integration({"metadata": {}}, by_gvk(integrations)) is None

@@ -5,11 +5,10 @@ from __future__ import annotations
 
 import math
 import urllib.request
-from collections.abc import AsyncIterator, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-import pytest
 from prometheus_client import Counter, Gauge, Histogram, generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 from prometheus_client.samples import Sample
@@ -110,12 +109,6 @@ def suspended_job(ns: str) -> dict[str, Any]:
             },
         },
     }  # fmt: skip
-
-
-@pytest.fixture
-async def client(cluster: Cluster) -> AsyncIterator[KubeClient]:
-    async with await KubeClient.connect(cluster.kubeconfig) as kube:
-        yield kube
 
 
 def scrape(port: int) -> str:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 import urllib.request
 from pathlib import Path
 
@@ -11,7 +10,7 @@ import pytest
 from kq.config import ConfigError
 from kq.config_file import parse_config
 from tests.controllers.helpers import apply, namespace, suffix
-from tests.harness import Cluster
+from tests.harness import Cluster, wait_until
 from tests.kqrun import free_port, kq_run
 from tests.metrics.test_kueue_metrics import exposed_types
 
@@ -59,14 +58,15 @@ def test_optional_series_stay_off_when_not_asked(cluster: Cluster, tmp_path: Pat
     port = free_port()
     options = "  localQueueMetrics:\n    enable: false\n"
     with kq_run(cluster, tmp_path, ns, metrics_port=port, metrics_options=options):
-        types: dict[str, str] = {}
-        for _ in range(100):
+
+        def scraped() -> dict[str, str] | None:
             try:
                 with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as r:
-                    types = exposed_types(r.read().decode())
-                break
+                    return exposed_types(r.read().decode())
             except OSError:
-                time.sleep(0.2)
+                return None
+
+        types = wait_until(scraped, "kq's /metrics", within=20, interval=0.2)
     assert "kueue_pending_workloads" in types
     assert not [name for name in types if name.startswith("kueue_local_queue_")]
     assert "kueue_cluster_queue_nominal_quota" not in types

@@ -19,6 +19,7 @@ from kq.runtime.resources import EVENTS, PODS, WORKLOADS, Resource
 from kq.sandbox.dev import SANDBOX_FRAMEWORKS
 from tests.harness import Cluster
 from tests.integrations_io.conftest import QUEUE, QUEUE_LABEL, Stack, eventually, kq_stack
+from tests.pods.leftovers import remove_leftovers
 
 UNMANAGED_LABEL = "kq-test/unmanaged"
 GATE = "kueue.x-k8s.io/admission"
@@ -41,6 +42,7 @@ async def stack(cluster: Cluster, tmp_path: Path) -> AsyncIterator[Stack]:
         await running.local_queue()
         await running.cluster_queue_with_flavor(cpu="4", memory="8Gi")
         yield running
+        await remove_leftovers(running)
 
 
 def pod(

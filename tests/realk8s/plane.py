@@ -27,6 +27,7 @@ from typing import Any, TextIO
 import yaml
 
 from kq.webhooks.conversion import with_conversion
+from tests.harness import wait_until
 from tests.realk8s.conversion import conversion_webhook
 
 HERE = Path(__file__).resolve().parent
@@ -442,9 +443,9 @@ def _apply_crds(
             raise RealK8sError(f"applying CRD {name} failed ({status}): {body.decode()[:2000]}")
         names.append(name)
 
-    deadline = time.monotonic() + READY_TIMEOUT_S
     pending = set(names)
-    while pending:
+
+    def established() -> bool:
         for name in sorted(pending):
             status, body = _request(f"{base}/{name}", token=plane.token, context=context)
             conditions = json.loads(body).get("status", {}).get("conditions", [])
@@ -452,10 +453,9 @@ def _apply_crds(
                 c.get("type") == "Established" and c.get("status") == "True" for c in conditions
             ):
                 pending.discard(name)
-        if pending:
-            if time.monotonic() > deadline:
-                raise RealK8sError(f"CRDs not Established: {sorted(pending)}")
-            time.sleep(0.1)
+        return not pending
+
+    wait_until(established, "every CRD Established", within=READY_TIMEOUT_S)
 
 
 # --- diagnostics --------------------------------------------------------------------------

@@ -10,10 +10,11 @@ import pytest
 from aiohttp import web
 from kubernetes_asyncio import client as k8s_client
 
-from kq.runtime.client import ClientSettings, KubeClient, kind_key, retry_on_conflict
+from kq.runtime.client import ClientSettings, KubeClient, retry_on_conflict
 from kq.runtime.errors import ApiError, Fenced
 from kq.runtime.ratelimit import TokenBucket
 from kq.runtime.resources import CLUSTER_QUEUES, EVENTS, WORKLOADS
+from kq.runtime.wire import kind_key
 from tests.runtime.stub import listening, serve
 
 

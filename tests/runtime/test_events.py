@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import uuid
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from typing import Any
 
 from kq.controllers.writer import MAX_QUEUED_EVENTS, WorkloadWriter
@@ -13,19 +10,9 @@ from kq.observability.metrics import REGISTRY
 from kq.runtime.client import ClientSettings, KubeClient
 from kq.runtime.event_correlator import AGGREGATE_AFTER, AGGREGATED_PREFIX, SPAM_BURST
 from kq.runtime.events import NORMAL, WARNING, EventRecorder
-from kq.runtime.resources import EVENTS, NAMESPACES
+from kq.runtime.resources import EVENTS
 from tests.harness import Cluster, eventually
-
-
-@asynccontextmanager
-async def namespace(cluster: Cluster) -> AsyncIterator[tuple[KubeClient, str]]:
-    name = f"ev-{uuid.uuid4().hex[:8]}"
-    async with await KubeClient.connect(cluster.kubeconfig) as client:
-        await client.create(NAMESPACES, {"metadata": {"name": name}})
-        try:
-            yield client, name
-        finally:
-            await client.delete(NAMESPACES, name)
+from tests.runtime.scratch import namespace
 
 
 def workload(ns: str, name: str = "w") -> dict[str, Any]:
@@ -43,7 +30,7 @@ def dropped(reason: str) -> float:
 
 
 async def test_a_burst_of_identical_events_is_one_event_with_its_count(cluster: Cluster) -> None:
-    async with namespace(cluster) as (client, ns):
+    async with namespace(cluster, "ev") as (client, ns):
         recorder = EventRecorder(client, "kq-test")
         obj = workload(ns)
         burst = 40  # beyond the spam filter's burst: repeats cost no token while one is in flight
@@ -64,7 +51,7 @@ async def test_a_burst_of_identical_events_is_one_event_with_its_count(cluster: 
 
 
 async def test_distinct_events_are_kept_apart(cluster: Cluster) -> None:
-    async with namespace(cluster) as (client, ns):
+    async with namespace(cluster, "ev") as (client, ns):
         recorder = EventRecorder(client, "kq-test")
         first, second = workload(ns, "a"), workload(ns, "b")
         await recorder.record(first, NORMAL, "QuotaReserved", "Quota reserved in cq")
@@ -84,7 +71,7 @@ async def test_distinct_events_are_kept_apart(cluster: Cluster) -> None:
 
 
 async def test_many_messages_of_one_reason_are_combined(cluster: Cluster) -> None:
-    async with namespace(cluster) as (client, ns):
+    async with namespace(cluster, "ev") as (client, ns):
         recorder = EventRecorder(client, "kq-test")
         obj = workload(ns)
         extra = 3
@@ -102,7 +89,7 @@ async def test_many_messages_of_one_reason_are_combined(cluster: Cluster) -> Non
 
 
 async def test_a_flood_about_one_object_is_rate_limited_and_counted(cluster: Cluster) -> None:
-    async with namespace(cluster) as (client, ns):
+    async with namespace(cluster, "ev") as (client, ns):
         recorder = EventRecorder(client, "kq-test")
         before = dropped("spam")
         flood = SPAM_BURST + 5
@@ -116,7 +103,7 @@ async def test_a_flood_about_one_object_is_rate_limited_and_counted(cluster: Clu
 
 
 async def test_events_beyond_a_full_queue_are_counted(cluster: Cluster) -> None:
-    async with namespace(cluster) as (reader, ns):
+    async with namespace(cluster, "ev") as (reader, ns):
         # A writer limited to 1 request/s: the queue of Events in flight fills behind it.
         limited = await KubeClient.connect(cluster.kubeconfig, ClientSettings(qps=1, burst=1))
         async with limited:

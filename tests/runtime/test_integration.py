@@ -6,13 +6,12 @@ import asyncio
 import base64
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
 import uuid
-from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager, contextmanager
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import aiohttp
@@ -31,27 +30,17 @@ from kq.runtime.resources import (
     EVENTS,
     LEASES,
     LOCAL_QUEUES,
-    NAMESPACES,
     SECRETS,
     VALIDATING_WEBHOOKS,
     Resource,
 )
 from kq.runtime.store import EventType
 from tests.harness import REPO, Cluster, eventually, present
+from tests.kqrun import free_port
+from tests.runtime.scratch import namespace
 
 CONFIG_MAPS = Resource("", "v1", "configmaps", "ConfigMap", namespaced=True)
 QUICK = InformerSettings(reconnect_delay=0.05, backoff_initial=0.05, backoff_cap=0.5)
-
-
-@asynccontextmanager
-async def namespace(cluster: Cluster) -> AsyncIterator[tuple[KubeClient, str]]:
-    name = f"rt-{uuid.uuid4().hex[:8]}"
-    async with await KubeClient.connect(cluster.kubeconfig) as client:
-        await client.create(NAMESPACES, {"metadata": {"name": name}})
-        try:
-            yield client, name
-        finally:
-            await client.delete(NAMESPACES, name)
 
 
 def config_map(name: str, ns: str, value: str) -> dict[str, object]:
@@ -67,7 +56,7 @@ async def internal(
 
 async def test_informer_converges_after_dropped_watches_and_compaction(cluster: Cluster) -> None:
     embedded = cluster.backend == "embedded"
-    async with namespace(cluster) as (client, ns):
+    async with namespace(cluster, "rt") as (client, ns):
         informer = Informer(client, CONFIG_MAPS, namespace=ns, settings=QUICK)
         deleted: list[str] = []
         informer.add_handler(
@@ -128,12 +117,6 @@ async def test_informer_converges_after_dropped_watches_and_compaction(cluster: 
 LEASE = {"leaseDuration": "4s", "renewDeadline": "3s", "retryPeriod": "500ms"}
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 @contextmanager
 def kq_run(
     cluster: Cluster, workdir: Path, ns: str, name: str
@@ -189,7 +172,7 @@ async def leading(session: aiohttp.ClientSession, port: int) -> bool:
 async def test_two_processes_one_leader_and_takeover_after_a_kill(
     cluster: Cluster, tmp_path: Path
 ) -> None:
-    async with namespace(cluster) as (client, ns), aiohttp.ClientSession() as session:
+    async with namespace(cluster, "rt") as (client, ns), aiohttp.ClientSession() as session:
         with (
             kq_run(cluster, tmp_path, ns, "a") as (a, a_port),
             kq_run(cluster, tmp_path, ns, "b") as (b, b_port),
@@ -210,9 +193,21 @@ async def test_two_processes_one_leader_and_takeover_after_a_kill(
                 return await eventually(winner, f"a leader among {among}", within=limit)
 
             first = await wait_for_leader({a.pid, b.pid}, 20)
-            for _ in range(10):  # a while of steady state: still exactly one leader
-                await states()
-                await asyncio.sleep(0.1)
+            lease_name = KqConfig().leader_election.resource_name
+
+            async def renewal() -> str:
+                lease = await client.get(LEASES, lease_name, ns)
+                return str(lease["spec"].get("renewTime", ""))
+
+            renewals = {await renewal()}
+
+            async def steady() -> bool:
+                await states()  # asserts at most one leader
+                renewals.add(await renewal())
+                return len(renewals) >= 3
+
+            # A while of steady state, two renewals long: still exactly one leader.
+            await eventually(steady, "two lease renewals", within=10)
             (old, new) = (a, b) if first == a.pid else (b, a)
             old.send_signal(signal.SIGKILL)
             killed = time.monotonic()
@@ -231,7 +226,7 @@ async def test_two_processes_one_leader_and_takeover_after_a_kill(
 
 
 async def test_writes_apply_status_patch_conflict_and_events(cluster: Cluster) -> None:
-    async with namespace(cluster) as (client, ns):
+    async with namespace(cluster, "rt") as (client, ns):
         queue = {
             "apiVersion": "kueue.x-k8s.io/v1beta1",
             "kind": "LocalQueue",
@@ -319,7 +314,7 @@ async def test_ca_bundle_is_injected_into_webhook_configurations(cluster: Cluste
 async def test_leader_that_cannot_renew_exits_non_zero(cluster: Cluster, tmp_path: Path) -> None:
     if cluster.backend != "embedded":
         pytest.skip("failing lease writes needs the embedded server's fault hooks")
-    async with namespace(cluster) as (client, ns), aiohttp.ClientSession() as session:
+    async with namespace(cluster, "rt") as (client, ns), aiohttp.ClientSession() as session:
         with kq_run(cluster, tmp_path, ns, "a") as (process, port):
             await eventually(lambda: leading(session, port), "kq run to lead", within=20)
             match = f"/namespaces/{ns}/leases"
@@ -335,7 +330,7 @@ async def test_leader_that_cannot_renew_exits_non_zero(cluster: Cluster, tmp_pat
 
 
 async def test_replicas_agree_on_one_webhook_certificate(cluster: Cluster, tmp_path: Path) -> None:
-    async with namespace(cluster) as (client, ns):
+    async with namespace(cluster, "rt") as (client, ns):
         dirs = [tmp_path / "a", tmp_path / "b"]
         names = service_dns_names("kueue-webhook-service", ns)
         await asyncio.gather(*(provision_from_secret(client, ns, "cert", d, names) for d in dirs))
@@ -351,7 +346,7 @@ async def test_replicas_agree_on_one_webhook_certificate(cluster: Cluster, tmp_p
 async def test_kq_run_starts_leader_only_work_and_stops_cleanly_on_sigterm(
     cluster: Cluster, tmp_path: Path
 ) -> None:
-    async with namespace(cluster) as (client, ns):
+    async with namespace(cluster, "rt") as (client, ns):
         config = parse_config(
             {
                 "namespace": ns,

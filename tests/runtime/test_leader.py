@@ -6,12 +6,14 @@ import asyncio
 import json
 import re
 import time
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import pytest
 from aiohttp import web
 
 from kq.runtime.leader import ElectionSettings, LeaderElector, LeadershipLost
+from tests.harness import eventually
 from tests.runtime.stub import serve
 
 FAST = {"lease_duration": 1.5, "renew_deadline": 1.0, "retry_period": 0.2}
@@ -24,14 +26,18 @@ class LeaseServer:
         self.lease: dict[str, Any] | None = None
         self.version = 0
         self.broken = False
+        self.reads = 0
+        self.writes = 0
 
     async def route(self, request: web.Request) -> web.StreamResponse:
         if self.broken:
             return web.json_response({"kind": "Status", "code": 500, "message": "down"}, status=500)
         if request.method == "GET":
+            self.reads += 1
             if self.lease is None:
                 return web.json_response({"kind": "Status", "code": 404}, status=404)
             return web.json_response(self.lease)
+        self.writes += 1
         body = json.loads(await request.read())
         sent = body["metadata"].get("resourceVersion")
         if (request.method == "POST") != (self.lease is None) or (
@@ -46,6 +52,13 @@ class LeaseServer:
     @property
     def holder(self) -> str | None:
         return None if self.lease is None else self.lease["spec"].get("holderIdentity")
+
+
+def held_by(server: LeaseServer, identity: str) -> Callable[[], Awaitable[bool]]:
+    async def check() -> bool:
+        return server.holder == identity
+
+    return check
 
 
 def settings(identity: str) -> ElectionSettings:
@@ -68,11 +81,17 @@ async def test_one_leader_then_release_hands_over_at_once() -> None:
             return leading
 
         first = asyncio.create_task(LeaderElector(client, settings("a")).run(work("a")))
-        await asyncio.sleep(0.3)
+        await eventually(held_by(server, "a"), "a holding the lease")
+        reads, writes = server.reads, server.writes
         second = asyncio.create_task(LeaderElector(client, settings("b")).run(work("b")))
-        # Absence is the point: b, retrying every 0.2 s, must not take a held lease. (Waiting
-        # for a's renewals instead made the hand-over below miss its bound 1 run in 6.)
-        await asyncio.sleep(0.8)
+
+        async def b_tried_three_times() -> bool:
+            # Every attempt reads the Lease; only a's renewals write it after the read (one
+            # extra read counted while a renewal's write is in flight).
+            return (server.reads - reads) - (server.writes - writes) >= 4
+
+        # Absence is the point: b, retrying every 0.2 s, must not take a held lease.
+        await eventually(b_tried_three_times, "three attempts by b", interval=0.02)
         assert led == ["a"]
         assert server.holder == "a"
         first.cancel()

@@ -13,11 +13,17 @@ from typing import Any
 import pytest
 
 from kq.runtime.errors import ApiError
-from kq.runtime.resources import WORKLOADS, Resource
-from kq.sandbox.cluster.serving import DEPLOYMENTS
+from kq.runtime.resources import JOBS, WORKLOADS, Resource
+from kq.sandbox.cluster.serving import (
+    DEPLOYMENTS,
+    LEADERWORKERSETS,
+    REPLICASETS,
+    STATEFULSETS,
+)
 from kq.sandbox.dev import SANDBOX_FRAMEWORKS
 from tests.harness import Cluster
 from tests.integrations_io.conftest import QUEUE, QUEUE_LABEL, Stack, eventually, kq_stack
+from tests.pods.leftovers import remove_leftovers
 
 GATE = "kueue.x-k8s.io/admission"
 PARENT = "kueue.x-k8s.io/pod-suspending-parent"
@@ -33,6 +39,8 @@ async def stack(cluster: Cluster, tmp_path: Path) -> AsyncIterator[Stack]:
         await s.local_queue()
         await s.cluster_queue_with_flavor(cpu="4", memory="8Gi")
         yield s
+        # Serving pods run until deleted: left behind they would fill the shared nodes.
+        await remove_leftovers(s, (LEADERWORKERSETS, DEPLOYMENTS, STATEFULSETS, REPLICASETS, JOBS))
 
 
 def server_template(app: str, cpu: str = "1") -> dict[str, Any]:

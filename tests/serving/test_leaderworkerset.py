@@ -123,11 +123,10 @@ async def test_preemption_stops_a_group_as_one(stack: Stack) -> None:
     urgent["spec"]["template"]["spec"]["containers"][0]["command"] = ["sh", "-c", "sleep 100000"]
     await stack.create(JOBS, urgent)
 
-    async def probe() -> None:
+    async def probe() -> str:
         urgent = await stack.workload("Job", "urgent")
         assert (condition(urgent, "Admitted") or {}).get("status") == "True"
-        # The stopped group's pods were told why (their Workload, owned by them, goes with
-        # them; the set's new pods make a new one).
+        # The stopped group's pods were told why.
         listing = await stack.client.list(EVENTS, namespace=stack.ns)
         stopped = {
             e["involvedObject"]["name"]
@@ -139,16 +138,42 @@ async def test_preemption_stops_a_group_as_one(stack: Stack) -> None:
         # The leader at least: its workers may go with it first (the set owns them through it).
         assert stopped & {"llm-0", "llm-1"}, stopped
         assert stopped <= {"llm-0", "llm-0-1"} or stopped <= {"llm-1", "llm-1-1"}, stopped
+        return "0" if "llm-0" in stopped else "1"
 
-    await eventually(probe, "one group preempted, the Job admitted", 90)
+    index = await eventually(probe, "one group preempted, the Job admitted", 90)
     await stack.using({"cpu": 4, "memory": 2**30 + 200 * MIB})
+    owner = await stack.client.get(LEADERWORKERSETS, "llm", stack.ns)
 
-    async def recreated() -> None:
-        # The set makes the stopped group again; it waits, gated, for quota.
+    async def recreated() -> dict[str, Any]:
+        # The set makes the stopped group again; it waits, gated, for quota, under the same
+        # Workload: the set owns it (as upstream's), so it outlived the group's pods and
+        # keeps why it was evicted.
         pods = await set_pods(stack, "llm")
         assert sorted(len(gates(p)) for p in pods) == [0, 0, 1, 1], pods
+        [kept] = [
+            w
+            for n, w in (await group_workloads(stack, "llm")).items()
+            if n.startswith(f"leaderworkerset-llm-{index}-")
+        ]
+        owners = kept["metadata"]["ownerReferences"]
+        assert {"LeaderWorkerSet": owner["metadata"]["uid"]}.items() <= {
+            o["kind"]: o["uid"] for o in owners
+        }.items()
+        evicted = condition(kept, "Evicted") or {}
+        assert (evicted.get("status"), evicted.get("reason")) == ("True", "Preempted")
+        preempted = condition(kept, "Preempted") or {}
+        assert (preempted.get("status"), preempted.get("reason")) == ("True", "InClusterQueue")
+        assert preempted["message"].startswith("Preempted to accommodate a workload (UID: ")
+        assert (condition(kept, "QuotaReserved") or {}).get("status") == "False"
+        return kept
 
-    await eventually(recreated, "the preempted group back and gated", 90)
+    kept = await eventually(recreated, "the preempted group back and gated, its Workload kept", 90)
+    # The Job gone, the same Workload is admitted again and the group runs.
+    # Background propagation, as kubectl's: a Job's default orphans its pods and Workload.
+    await stack.client.request("DELETE", JOBS.path(stack.ns, "urgent"),
+                               body={"propagationPolicy": "Background"})  # fmt: skip
+    back = await groups_running(stack, "llm", 2, 2)
+    assert kept["metadata"]["uid"] in {w["metadata"]["uid"] for w in back.values()}
 
 
 async def test_scale_down_and_delete_release_the_groups(stack: Stack) -> None:

@@ -1,5 +1,6 @@
-"""StatefulSets under kq (framework ``statefulset``): one Workload per set, its pods ungated one
-by one once admitted (OrderedReady), preempted as a whole, scaled only through 0, deleted."""
+"""StatefulSets under kq (framework ``statefulset``): the set's pods are one pod group with fast
+admission, so one Workload per set, its pods ungated one by one once admitted (OrderedReady),
+preempted as a whole (the Workload, owned by the set, kept), scaled only through 0, deleted."""
 
 from __future__ import annotations
 
@@ -23,6 +24,7 @@ from tests.serving.conftest import (
 from tests.serving.conftest import scale as scale_owner
 
 MIB = 2**20
+GROUP_LABEL = "kueue.x-k8s.io/pod-group-name"
 
 
 def statefulset(name: str, replicas: int, *, cpu: str = "1", **labels: str) -> dict[str, Any]:
@@ -62,8 +64,16 @@ async def test_one_workload_for_the_set_and_its_pods_ungated_in_order(stack: Sta
     workload = await the_workload(stack, "db")
     assert workload["metadata"]["name"].startswith("statefulset-db-")
     assert [(ps["name"], ps["count"]) for ps in workload["spec"]["podSets"]] == [("main", 3)]
-    await stack.announced("StatefulSet", "db", "CreatedWorkload")
+    # Built with pod 0 (fast admission), for every replica, named as upstream's, the set
+    # among its owners.
+    await stack.announced("Pod", "db-0", "CreatedWorkload")
     pods = await running(stack, "db", 3)
+    for pod in pods:
+        assert pod["metadata"]["labels"][GROUP_LABEL] == workload["metadata"]["name"]
+        notes = pod["metadata"]["annotations"]
+        assert notes["kueue.x-k8s.io/pod-group-total-count"] == "3"
+        assert notes["kueue.x-k8s.io/pod-group-fast-admission"] == "true"
+        assert notes["kueue.x-k8s.io/pod-group-serving"] == "true"
     assert sorted(p["metadata"]["name"] for p in pods) == ["db-0", "db-1", "db-2"]
     await stack.assert_running_on_the_flavor(pods)
     # No pod of the set has a Workload of its own.
@@ -105,9 +115,13 @@ async def test_preemption_stops_the_whole_set_and_it_comes_back_gated(stack: Sta
 
     async def preempted() -> None:
         current = await stack.client.get(WORKLOADS, workload["metadata"]["name"], stack.ns)
+        # The same Workload: the set owns it, so it outlived the deleted pods.
+        assert current["metadata"]["uid"] == workload["metadata"]["uid"]
         evicted = condition(current, "Evicted")
         assert evicted is not None
         assert evicted["reason"] == "Preempted"
+        preempted = condition(current, "Preempted") or {}
+        assert (preempted.get("status"), preempted.get("reason")) == ("True", "InClusterQueue")
         quota = condition(current, "QuotaReserved")
         assert quota is not None
         assert quota["status"] == "False"
@@ -136,8 +150,13 @@ async def test_replicas_change_only_through_zero(stack: Stack) -> None:
         names = [w["metadata"]["name"] for w in (await stack.client.list(
             WORKLOADS, namespace=stack.ns))["items"]]  # fmt: skip
         assert names == []
+        # The scale up is refused while the set's status still counts replicas (upstream's
+        # "scaling down is still in progress"), which the set's controller writes after the
+        # pods are gone.
+        status = (await stack.client.get(STATEFULSETS, "db", stack.ns)).get("status") or {}
+        assert not status.get("replicas"), status
 
-    await eventually(released, "the pods and the Workload gone", 90)
+    await eventually(released, "the pods, the Workload and the set's replicas gone", 90)
     await stack.using({})
     await scale(stack, "db", 3)
     second = await the_workload(stack, "db")

@@ -6,59 +6,37 @@ import copy
 import secrets
 import string
 import uuid
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from typing import Any
 
 from kq.sandbox.apiserver import builtin, deletion, errors, limits, patching
 from kq.sandbox.apiserver.apply import (
     ApplyConflict,
-    record_update,
     schema_types,
     server_side_apply,
 )
+from kq.sandbox.apiserver.context import Admission, Ctx, now
 from kq.sandbox.apiserver.errors import ApiError
 from kq.sandbox.apiserver.patching import APPLY, MERGE
 from kq.sandbox.apiserver.registry import CRD, NAMESPACE, Registry, ResourceType
-from kq.sandbox.apiserver.schema import FieldError, Schema
+from kq.sandbox.apiserver.schema import Schema
 from kq.sandbox.apiserver.store import Obj, ObjectTooLarge, Store
 from kq.sandbox.apiserver.watch import Filter
 from kq.sandbox.apiserver.writes import (
     SERVER_META,
+    apply_schema,
     checked_body,
-    copy_for_write,
+    fail_if_invalid,
     keep_server_meta,
     main_write,
+    managed_fields,
     new_finalizers_while_deleting,
     set_namespace,
     spec_view,
-    unshared,
+    status_write,
     without_volatile,
 )
 
 _ALPHANUM = string.ascii_lowercase + string.digits
-
-
-def now() -> str:
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-@dataclass
-class Ctx:
-    """Per-request write options and the warnings collected while serving it."""
-
-    dry_run: bool = False
-    manager: str | None = None
-    validation: str = "Warn"
-    force: bool = False
-    subresource: str = ""
-    warnings: list[str] = field(default_factory=list)
-    # Who asks (a UserInfo), for admission webhooks; None: the server itself.
-    user: dict[str, Any] | None = None
-
-
-Admission = Callable[[str, ResourceType, Obj, Obj | None, Ctx], Awaitable[Obj]]
 
 
 class Api:
@@ -143,7 +121,7 @@ class Api:
                 secrets.choice(_ALPHANUM) for _ in range(5)
             )
         name = meta.get("name") or ""
-        self._fail_if_invalid(rt, name, builtin.validate_name(rt, name))
+        fail_if_invalid(rt, name, builtin.validate_name(rt, name))
         meta["uid"] = str(uuid.uuid4())
         meta["creationTimestamp"] = now()
         if rt.generation:
@@ -152,15 +130,15 @@ class Api:
             obj.pop("status", None)
         if rt.builtin:
             builtin.prepare_create(rt, obj)
-        obj = self._apply_schema(rt, obj, ctx)
-        self._fail_if_invalid(rt, name, builtin.validate(rt, obj, None))
+        obj = apply_schema(rt, obj, ctx)
+        fail_if_invalid(rt, name, builtin.validate(rt, obj, None))
         defaulted = obj
         if self.admission is not None:
             obj = await self.admission("CREATE", rt, obj, None, ctx)
         if self.store.get(rt.storage, meta.get("namespace", ""), name) is not None:
             raise errors.already_exists(rt.group, rt.plural, name)
         if ctx.manager and "managedFields" not in meta:
-            obj["metadata"]["managedFields"] = self._record(rt, None, obj, ctx.manager)
+            obj["metadata"]["managedFields"] = managed_fields(rt, None, obj, ctx.manager)
         return self._write(rt, obj, None, ctx, defaulted=obj is defaulted)
 
     def _check_namespace(self, ns: str) -> None:
@@ -178,35 +156,6 @@ class Api:
         current = self.store.get(rt.storage, meta.get("namespace", ""), meta["name"])
         if current is None or current["metadata"]["resourceVersion"] != meta["resourceVersion"]:
             raise errors.conflict(rt.group, rt.plural, meta["name"], errors.STALE)
-
-    def _fail_if_invalid(self, rt: ResourceType, name: str, errs: list[FieldError]) -> None:
-        if errs:
-            raise errors.invalid(rt.group, rt.kind, name, errs)
-
-    def _apply_schema(
-        self, rt: ResourceType, obj: Obj, ctx: Ctx, unchanged: frozenset[str] = frozenset()
-    ) -> Obj:
-        """Prune, default and validate ``obj``, which callers pass as their own copy;
-        top-level fields in ``unchanged`` are the stored object's and were checked then."""
-        if rt.schema is None:
-            return obj
-        pruned, dropped = rt.schema.prune_in_place(obj, unchanged)
-        if dropped and ctx.validation == "Strict":
-            unknown = ", ".join(f'unknown field "{p}"' for p in dropped)
-            raise errors.bad_request(
-                f'{rt.kind} in version "{rt.version}" cannot be handled as a {rt.kind}: '
-                f"strict decoding error: {unknown}"
-            )
-        if ctx.validation == "Warn":
-            ctx.warnings.extend(f'unknown field "{p}"' for p in dropped)
-        defaulted: Obj = rt.schema.default_in_place(pruned, unchanged)
-        name = str(defaulted.get("metadata", {}).get("name", ""))
-        self._fail_if_invalid(rt, name, rt.schema.validate(defaulted, unchanged))
-        return defaulted
-
-    def _record(self, rt: ResourceType, before: Obj | None, after: Obj, manager: str) -> Any:
-        types = schema_types(rt.schema) if rt.schema is not None else None
-        return record_update(before, after, manager, kind=rt.strategy_kind, types=types)
 
     # --- update and patch --------------------------------------------------------
 
@@ -246,17 +195,17 @@ class Api:
         # A status write keeps the stored spec: only what it can change is checked again.
         unchanged = frozenset({"spec"}) if sub == "status" else frozenset()
         if sub == "status":
-            new = self._status_write(rt, live, obj, unchanged, shares=shares)
+            new = status_write(rt, live, obj, unchanged, shares=shares)
         else:
             new = main_write(rt, live, obj, shares=shares)
         meta = new.setdefault("metadata", {})
         old_meta = live["metadata"]
         keep_server_meta(meta, old_meta)
-        self._fail_if_invalid(rt, name, new_finalizers_while_deleting(meta, old_meta))
+        fail_if_invalid(rt, name, new_finalizers_while_deleting(meta, old_meta))
         if rt.builtin:
             builtin.prepare_update(rt, new)
-        new = self._apply_schema(rt, new, ctx, unchanged)
-        self._fail_if_invalid(rt, name, builtin.validate(rt, new, live))
+        new = apply_schema(rt, new, ctx, unchanged)
+        fail_if_invalid(rt, name, builtin.validate(rt, new, live))
         defaulted = new
         if rt.generation and spec_view(rt, new) != spec_view(rt, live):
             new["metadata"]["generation"] = int(old_meta.get("generation") or 0) + 1
@@ -264,33 +213,13 @@ class Api:
             new = await self.admission("UPDATE", rt, new, live, ctx)
             self._unchanged_since(rt, live)
         if ctx.manager:
-            new["metadata"]["managedFields"] = self._record(rt, live, new, ctx.manager)
+            new["metadata"]["managedFields"] = managed_fields(rt, live, new, ctx.manager)
         new["metadata"]["resourceVersion"] = old_meta["resourceVersion"]
         if without_volatile(new) == without_volatile(live):
             return live
         if meta.get("deletionTimestamp") and not meta.get("finalizers") and rt != NAMESPACE:
             return self._remove(rt, live, ctx)
         return self._write(rt, new, live, ctx, defaulted=new is defaulted)
-
-    def _status_write(
-        self, rt: ResourceType, live: Obj, obj: Obj, unchanged: frozenset[str], *, shares: bool
-    ) -> Obj:
-        """The stored object with ``obj``'s status (none if it has none)."""
-        new = copy_for_write(live, self._untouched(rt, unchanged) | {"status"})
-        new.pop("status", None)
-        if "status" in obj:
-            status = obj["status"]
-            new["status"] = unshared(status, live.get("status")) if shares else status
-        return new
-
-    def _untouched(self, rt: ResourceType, unchanged: frozenset[str]) -> frozenset[str]:
-        """The ``unchanged`` fields that nothing on the write path mutates, so a new state
-        may share them with the stored one.  Pruning under a root that preserves unknown
-        fields ignores ``unchanged``, and CRD writes rewrite ``spec.names``: those objects
-        are copied whole."""
-        if rt == CRD or (rt.schema is not None and rt.schema.preserve_unknown):
-            return frozenset()
-        return unchanged
 
     async def patch(
         self,

@@ -17,6 +17,7 @@ from kq.sandbox.apiserver import (
     aggregation,
     arguments,
     discovery,
+    discovery_routes,
     errors,
     limits,
     lists,
@@ -24,9 +25,10 @@ from kq.sandbox.apiserver import (
     subresources,
 )
 from kq.sandbox.apiserver.access import Gate
-from kq.sandbox.apiserver.api import Api, Ctx
+from kq.sandbox.apiserver.api import Api
 from kq.sandbox.apiserver.arguments import Target
 from kq.sandbox.apiserver.authn import ADMIN, Authenticator, Signer
+from kq.sandbox.apiserver.context import Ctx
 from kq.sandbox.apiserver.errors import ApiError
 from kq.sandbox.apiserver.faults import Faults
 from kq.sandbox.apiserver.patching import APPLY, PATCH_TYPES
@@ -40,8 +42,6 @@ from kq.sandbox.apiserver.watch import Filter, Hub
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
-
-OPENAPI_V2_PROTOBUF = "application/com.github.proto-openapi.spec.v2.v1.0+protobuf"
 
 
 @dataclass
@@ -127,7 +127,7 @@ class Server:
         if head == "version" and len(parts) == 1:
             return respond(discovery.VERSION)
         if head == "openapi":
-            return self._openapi(parts[1:])
+            return discovery_routes.openapi(parts[1:], self.registry)
         if head == "kq" and self.settings.fault_injection:
             return await self._internal(request, parts[1:])
         if head in ("api", "apis"):
@@ -135,7 +135,9 @@ class Server:
             if answered is not None:
                 return answered
         if head == "apis":
-            aggregated = await self._aggregated(request, parts)
+            aggregated = await discovery_routes.aggregated(
+                request, parts, self.registry, self.aggregator
+            )
             if aggregated is not None:
                 return aggregated
         if head == "api" or head == "apis":
@@ -159,84 +161,11 @@ class Server:
         assert token is not None
         return respond(self.reviews.token(token[0], token[1], body), 201)
 
-    # --- aggregation ---------------------------------------------------------------
-
-    async def _aggregated(self, request: web.Request, parts: list[str]) -> web.Response | None:
-        """A request for an APIService's group/version, forwarded; or ``/apis`` (and an
-        aggregated group's own document) listing those groups too."""
-        groups = self.aggregator.groups()
-        if len(parts) >= 3 and parts[1] in groups:
-            backend = self.aggregator.backend(parts[1], parts[2])
-            if backend is not None:
-                return await self.aggregator.forward(request, backend)
-        if request.method != "GET" or not groups:
-            return None
-        if len(parts) == 2 and parts[1] in groups:
-            doc = aggregation.legacy_group(parts[1], groups[parts[1]])
-            return respond({"kind": "APIGroup", "apiVersion": "v1", **doc})
-        if parts != ["apis"]:
-            return None
-        if self._aggregated_wanted(request):
-            body = discovery.aggregated(self.registry, core=False)
-            for group, versions in sorted(groups.items()):
-                lists = {v: await self.aggregator.resource_list(group, v) for v in versions}
-                body["items"].append(aggregation.aggregated_group(group, lists))
-            response = respond(body)
-            response.content_type = discovery.AGGREGATED
-            return response
-        body = discovery.api_group_list(self.registry)
-        body["groups"] += [aggregation.legacy_group(g, vs) for g, vs in sorted(groups.items())]
-        return respond(body)
-
-    # --- discovery -----------------------------------------------------------------
-
-    def _aggregated_wanted(self, request: web.Request) -> bool:
-        return "as=APIGroupDiscoveryList" in request.headers.get("Accept", "")
-
-    def _discovery(self, request: web.Request, parts: list[str]) -> web.StreamResponse | None:
-        if parts == ["api"] or parts == ["apis"]:
-            if self._aggregated_wanted(request):
-                body = discovery.aggregated(self.registry, core=parts == ["api"])
-                response = respond(body)
-                response.content_type = discovery.AGGREGATED
-                return response
-            if parts == ["api"]:
-                return respond(discovery.api_versions(self.address))
-            return respond(discovery.api_group_list(self.registry))
-        if parts[0] == "api" and len(parts) == 2:
-            doc = discovery.resource_list(self.registry, "", parts[1])
-            return respond(doc) if doc else None
-        if parts[0] == "apis" and len(parts) == 2:
-            group_doc = discovery.api_group(self.registry, parts[1])
-            return respond(group_doc) if group_doc else None
-        if parts[0] == "apis" and len(parts) == 3:
-            doc = discovery.resource_list(self.registry, parts[1], parts[2])
-            return respond(doc) if doc else None
-        return None
-
-    def _openapi(self, parts: list[str]) -> web.StreamResponse:
-        if parts == ["v2"]:
-            # An empty (all-defaults) protobuf Document: no client-side schemas, so kubectl
-            # validates nothing itself and leaves it to fieldValidation on the server.
-            return web.Response(body=b"", content_type=OPENAPI_V2_PROTOBUF)
-        if parts == ["v3"]:
-            return respond(discovery.openapi_v3_index(self.registry))
-        if len(parts) >= 3 and parts[0] == "v3":
-            if parts[1] == "api" and len(parts) == 3:
-                doc = discovery.openapi_v3_doc(self.registry, "", parts[2])
-            elif parts[1] == "apis" and len(parts) == 4:
-                doc = discovery.openapi_v3_doc(self.registry, parts[2], parts[3])
-            else:
-                doc = None
-            if doc is not None:
-                return respond(doc)
-        raise errors.no_route()
-
     # --- resources -----------------------------------------------------------------
 
     async def _api(self, request: web.Request, parts: list[str]) -> web.StreamResponse:
         if request.method == "GET":
-            found = self._discovery(request, parts)
+            found = discovery_routes.discovery_document(request, parts, self.registry, self.address)
             if found is not None:
                 return found
         target = self._target(parts)

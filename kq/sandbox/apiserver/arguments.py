@@ -12,8 +12,8 @@ import yaml
 from aiohttp import web
 
 from kq.sandbox.apiserver import errors, limits, protobuf, protobuf_auth
-from kq.sandbox.apiserver.api import Ctx
 from kq.sandbox.apiserver.authn import ADMIN
+from kq.sandbox.apiserver.context import Ctx
 from kq.sandbox.apiserver.fields import field_map, supported
 from kq.sandbox.apiserver.patching import APPLY
 from kq.sandbox.apiserver.rbac import User

@@ -6,7 +6,8 @@ import asyncio
 import copy
 import logging
 
-from kq.sandbox.apiserver.api import Api, Ctx
+from kq.sandbox.apiserver.api import Api
+from kq.sandbox.apiserver.context import Ctx
 from kq.sandbox.apiserver.errors import ApiError
 from kq.sandbox.apiserver.registry import NAMESPACE
 from kq.sandbox.apiserver.store import Change, Obj, owner_uids

@@ -17,9 +17,10 @@ import yaml
 from aiohttp import web
 
 from kq.sandbox.apiserver import limits, rbac_defaults
-from kq.sandbox.apiserver.api import Api, Ctx
+from kq.sandbox.apiserver.api import Api
 from kq.sandbox.apiserver.app import Server
 from kq.sandbox.apiserver.authn import Signer
+from kq.sandbox.apiserver.context import Ctx
 from kq.sandbox.apiserver.escalation import Escalation
 from kq.sandbox.apiserver.gc import Collector
 from kq.sandbox.apiserver.registry import CRD, NAMESPACE, Registry, ResourceType

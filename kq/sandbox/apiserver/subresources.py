@@ -6,7 +6,8 @@ import json
 from typing import Any
 
 from kq.sandbox.apiserver import errors
-from kq.sandbox.apiserver.api import Api, Ctx, now
+from kq.sandbox.apiserver.api import Api
+from kq.sandbox.apiserver.context import Ctx, now
 from kq.sandbox.apiserver.patching import MERGE
 from kq.sandbox.apiserver.registry import ResourceType
 from kq.sandbox.apiserver.store import Obj

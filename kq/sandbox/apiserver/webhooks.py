@@ -11,8 +11,9 @@ from typing import Any
 import aiohttp
 
 from kq.sandbox.apiserver import errors
-from kq.sandbox.apiserver.api import Api, Ctx
+from kq.sandbox.apiserver.api import Api
 from kq.sandbox.apiserver.authn import ADMIN
+from kq.sandbox.apiserver.context import Ctx
 from kq.sandbox.apiserver.errors import ApiError
 from kq.sandbox.apiserver.patch import PatchError, json_patch
 from kq.sandbox.apiserver.registry import NAMESPACE, ResourceType

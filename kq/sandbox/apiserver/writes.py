@@ -1,5 +1,6 @@
 """How a write's new object is formed from the request and the stored object: the body's
-checks, what a write may mutate, the status a main write keeps, the metadata the server owns."""
+checks, what a write may mutate, the status a main write keeps (and a status write takes), the
+metadata the server owns, the schema's pruning, defaults and validation, and managedFields."""
 
 from __future__ import annotations
 
@@ -7,7 +8,9 @@ import copy
 from typing import Any
 
 from kq.sandbox.apiserver import errors
-from kq.sandbox.apiserver.registry import ResourceType
+from kq.sandbox.apiserver.apply import record_update, schema_types
+from kq.sandbox.apiserver.context import Ctx
+from kq.sandbox.apiserver.registry import CRD, ResourceType
 from kq.sandbox.apiserver.schema import FieldError
 from kq.sandbox.apiserver.store import Obj
 
@@ -120,3 +123,57 @@ def set_namespace(rt: ResourceType, ns: str, meta: dict[str, Any]) -> None:
             "the namespace of the provided object does not match the namespace sent on the request"
         )
     meta["namespace"] = ns
+
+
+def fail_if_invalid(rt: ResourceType, name: str, errs: list[FieldError]) -> None:
+    if errs:
+        raise errors.invalid(rt.group, rt.kind, name, errs)
+
+
+def apply_schema(
+    rt: ResourceType, obj: Obj, ctx: Ctx, unchanged: frozenset[str] = frozenset()
+) -> Obj:
+    """Prune, default and validate ``obj``, which callers pass as their own copy;
+    top-level fields in ``unchanged`` are the stored object's and were checked then."""
+    if rt.schema is None:
+        return obj
+    pruned, dropped = rt.schema.prune_in_place(obj, unchanged)
+    if dropped and ctx.validation == "Strict":
+        unknown = ", ".join(f'unknown field "{p}"' for p in dropped)
+        raise errors.bad_request(
+            f'{rt.kind} in version "{rt.version}" cannot be handled as a {rt.kind}: '
+            f"strict decoding error: {unknown}"
+        )
+    if ctx.validation == "Warn":
+        ctx.warnings.extend(f'unknown field "{p}"' for p in dropped)
+    defaulted: Obj = rt.schema.default_in_place(pruned, unchanged)
+    name = str(defaulted.get("metadata", {}).get("name", ""))
+    fail_if_invalid(rt, name, rt.schema.validate(defaulted, unchanged))
+    return defaulted
+
+
+def managed_fields(rt: ResourceType, before: Obj | None, after: Obj, manager: str) -> Any:
+    types = schema_types(rt.schema) if rt.schema is not None else None
+    return record_update(before, after, manager, kind=rt.strategy_kind, types=types)
+
+
+def status_write(
+    rt: ResourceType, live: Obj, obj: Obj, unchanged: frozenset[str], *, shares: bool
+) -> Obj:
+    """The stored object with ``obj``'s status (none if it has none)."""
+    new = copy_for_write(live, _untouched(rt, unchanged) | {"status"})
+    new.pop("status", None)
+    if "status" in obj:
+        status = obj["status"]
+        new["status"] = unshared(status, live.get("status")) if shares else status
+    return new
+
+
+def _untouched(rt: ResourceType, unchanged: frozenset[str]) -> frozenset[str]:
+    """The ``unchanged`` fields that nothing on the write path mutates, so a new state
+    may share them with the stored one.  Pruning under a root that preserves unknown
+    fields ignores ``unchanged``, and CRD writes rewrite ``spec.names``: those objects
+    are copied whole."""
+    if rt == CRD or (rt.schema is not None and rt.schema.preserve_unknown):
+        return frozenset()
+    return unchanged

@@ -17,4 +17,7 @@ Every controller takes plain API dicts plus a clock reading and returns a list o
 - ``serving``: ``deployment_controller`` + ``replicaset_controller``, ``statefulset_controller``,
   ``lws_controller`` + ``lws_objects`` + ``lws_status``; ``apps``: what they share;
   ``readiness``: when a serving pod turns Ready
+
+``driver`` plays them against an API server (the only I/O): ``kinds`` (what is served),
+``writer`` (actions applied, the overlaid view), ``event_sink`` (Events, off the loop's path).
 """

@@ -5,14 +5,15 @@ resulting actions in order through the API server, exactly as ``tests/sandbox/wo
 memory. The loop wakes on any informer event (bursts are coalesced) or when sandbox time reaches
 the next pod end, Job deadline, heartbeat or autoscaler step.
 
-The loop's own writes are laid over the informers' caches until they deliver them (``overlay``).
-Timestamps cross the API as wall time and reach the controllers as sandbox time (``apitime``).
+How actions reach the API server, and the view the controllers get, is ``writer``'s business;
+which kinds are played, ``kinds``'. The loop's Events are written by their own task
+(``event_sink``): the loop never waits for them.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -20,9 +21,7 @@ import structlog
 
 from kq.runtime.client import KubeClient
 from kq.runtime.errors import ApiError
-from kq.runtime.events import EventRecorder
 from kq.runtime.informer import Informer
-from kq.runtime.resources import JOBS, PODS, WORKLOADS, Resource
 from kq.runtime.store import Change, object_key
 from kq.sandbox.cluster import (
     eviction,
@@ -34,41 +33,43 @@ from kq.sandbox.cluster import (
     serving,
 )
 from kq.sandbox.cluster import rayjob_controller as rayjobs
-from kq.sandbox.cluster.actions import (
-    Action,
-    Create,
-    Delete,
-    Event,
-    Obj,
-    Patch,
-    Ref,
-    by_object,
-    describe,
-    meta,
-)
-from kq.sandbox.cluster.apitime import ApiTime
+from kq.sandbox.cluster.actions import Action, Create, Delete, Obj, Ref, by_object, meta
 from kq.sandbox.cluster.clock import SandboxClock
 from kq.sandbox.cluster.jobset_controller import reconcile_jobset
+from kq.sandbox.cluster.kinds import (
+    CONFIGMAPS,
+    JOBSETS,
+    MPIJOBS,
+    NODES,
+    POD_TEMPLATES,
+    RAYCLUSTERS,
+    RAYJOBS,
+    discover,
+    served,
+)
 from kq.sandbox.cluster.mpijob_controller import reconcile_mpijob
 from kq.sandbox.cluster.node_lifecycle import Failure, fail_node, pool_nodes, recover_node
 from kq.sandbox.cluster.nodes import POOL_LABEL, node_objects
-from kq.sandbox.cluster.overlay import Overlay
 from kq.sandbox.cluster.profiles import Profile
 from kq.sandbox.cluster.raycluster_controller import reconcile_raycluster
 from kq.sandbox.cluster.scheduling import schedule
+from kq.sandbox.cluster.writer import Writer
+
+# What callers of the simulated cluster name from here.
+__all__ = [
+    "CONFIGMAPS",
+    "JOBSETS",
+    "MPIJOBS",
+    "NODES",
+    "POD_TEMPLATES",
+    "RAYCLUSTERS",
+    "RAYJOBS",
+    "Settings",
+    "run_simulated_cluster",
+    "set_failure",
+]
 
 log = structlog.get_logger("kq.sandbox.cluster.driver")
-
-NODES = Resource("", "v1", "nodes", "Node", namespaced=False)
-POD_TEMPLATES = Resource("", "v1", "podtemplates", "PodTemplate", namespaced=True)
-JOBSETS = Resource("jobset.x-k8s.io", "v1alpha2", "jobsets", "JobSet", namespaced=True)
-RAYJOBS = Resource("ray.io", "v1", "rayjobs", "RayJob", namespaced=True)
-RAYCLUSTERS = Resource("ray.io", "v1", "rayclusters", "RayCluster", namespaced=True)
-MPIJOBS = Resource("kubeflow.org", "v2beta1", "mpijobs", "MPIJob", namespaced=True)
-CONFIGMAPS = Resource("", "v1", "configmaps", "ConfigMap", namespaced=True)
-_OPTIONAL = (JOBSETS, RAYJOBS, RAYCLUSTERS, MPIJOBS, serving.LEADERWORKERSETS)
-"""Kinds simulated when the server serves them (a bare kube-apiserver may lack the CRDs)."""
-_PROVISIONING_GROUP = "autoscaling.x-k8s.io"
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,195 +89,26 @@ class Settings:
 
 class _Driver:
     def __init__(
-        self, client: KubeClient, profile: Profile, clock: SandboxClock, settings: Settings
+        self, profile: Profile, clock: SandboxClock, settings: Settings, writer: Writer
     ) -> None:
-        self.client = client
         self.profile = profile
         self.clock = clock
         self.settings = settings
         self.run_seconds = profile.default_run_seconds
-        self.resources: dict[str, Resource] = {"Node": NODES, "Pod": PODS, "Job": JOBS,
-                                               **serving.BUILTIN}  # fmt: skip
-        self.informers: dict[str, Informer] = {}
-        self.overlay = Overlay(self.informers)
-        self.api_time = ApiTime(clock)
+        self.writer = writer
+        self.informers = writer.informers
+        self.view = writer.view
+        self.apply_group = writer.apply_group
         self.wake = asyncio.Event()
-        self.recorders: dict[str, EventRecorder] = {}
-        self.binding: bool | None = None
-        self.changed = False  # this pass wrote something the server did not already have
-        self.failed = False  # some action failed: look again after ``settings.retry``
-
-    # -- discovery and informers -------------------------------------------------------------
-
-    async def _served(self, group_version: str, plural: str) -> bool:
-        path = f"/apis/{group_version}" if "/" in group_version else f"/api/{group_version}"
-        try:
-            listing = await self.client.request("GET", path)
-        except ApiError as exc:
-            if exc.not_found:
-                return False
-            raise
-        return any(r.get("name") == plural for r in listing.get("resources") or ())
-
-    async def discover(self) -> None:
-        """Which optional kinds the server serves, and whether it has ``pods/binding``."""
-        self.binding = self.settings.binding
-        if self.binding is None:
-            self.binding = await self._served("v1", "pods/binding")
-        for resource in _OPTIONAL:
-            if await self._served(resource.api_version, resource.plural):
-                self.resources[resource.kind] = resource
-        if "MPIJob" in self.resources:
-            self.resources["ConfigMap"] = CONFIGMAPS  # the hostfile
-        for version in ("v1", "v1beta1"):
-            if await self._served(f"{_PROVISIONING_GROUP}/{version}", "provisioningrequests"):
-                self.resources["ProvisioningRequest"] = Resource(
-                    _PROVISIONING_GROUP, version, "provisioningrequests", "ProvisioningRequest",
-                    namespaced=True,
-                )  # fmt: skip
-                self.resources["PodTemplate"] = POD_TEMPLATES
-                break
-        if self.settings.collect_garbage:
-            self.resources["Workload"] = WORKLOADS
-        for kind, resource in self.resources.items():
-            informer = Informer(self.client, resource)
+        for kind, informer in self.informers.items():
             informer.add_handler(self._handler(kind))
-            self.informers[kind] = informer
 
     def _handler(self, kind: str) -> Callable[[Change], None]:
         def handle(change: Change) -> None:
-            self.overlay.delivered(kind, change)
+            self.writer.overlay.delivered(kind, change)
             self.wake.set()
 
         return handle
-
-    # -- the view ------------------------------------------------------------------------------
-
-    def view(self, kind: str) -> list[Obj]:
-        """The informer's objects with the loop's own newer writes laid over them, by key."""
-        if kind not in self.informers:
-            return []
-        objects = self.overlay.objects(kind)
-        return [self.api_time.incoming(objects[k]) for k in sorted(objects)]
-
-    def _written(self, kind: str, before: Obj | None, after: Obj) -> None:
-        """Record a write's result; ``changed`` when the server's version moved."""
-        after.setdefault("kind", kind)
-        after.setdefault("apiVersion", self.resources[kind].api_version)
-        version = str(meta(after).get("resourceVersion", ""))
-        if before is None or str(meta(before).get("resourceVersion", "")) != version:
-            self.changed = True
-        # Removing the last finalizer of a deleting object deletes it: the answer is its last state.
-        self.overlay.remember(kind, None if _gone(after) else after, Ref.of(after), version)
-
-    # -- applying actions ----------------------------------------------------------------------
-
-    async def apply_group(self, actions: Sequence[Action]) -> None:
-        """Apply in order; after a failure the rest depends on a state that was not reached."""
-        for action in actions:
-            try:
-                await self._apply(action)
-            except ApiError as exc:
-                self.failed = True
-                quiet = exc.not_found or exc.conflict
-                (log.debug if quiet else log.warning)("action failed", action=describe(action),
-                                                      error=str(exc))  # fmt: skip
-                return
-
-    async def _apply(self, action: Action) -> None:
-        if isinstance(action, Event):
-            await self._event(action)
-        elif isinstance(action, Create):
-            if action.obj["kind"] == "Binding":
-                await self._bind(action.obj)
-            else:
-                await self._create(action.obj)
-        elif isinstance(action, Patch):
-            resource = self.resources[action.ref.kind]
-            before = self.overlay.current(action.ref.kind, action.ref)
-            body, stamps = self.api_time.outgoing(action.patch)
-            after = await self.client.merge_patch(
-                resource, action.ref.name, body,
-                namespace=action.ref.namespace or None, subresource=action.subresource,
-            )  # fmt: skip
-            self.api_time.record(str(meta(after).get("uid", "")), stamps)
-            self._written(action.ref.kind, before, after)
-        else:
-            await self._delete(action)
-
-    async def _create(self, obj: Obj) -> None:
-        kind = str(obj["kind"])
-        resource = self.resources[kind]
-        body, stamps = self.api_time.outgoing(obj)
-        created = await self.client.create(resource, body)
-        status = body.get("status")
-        if status and created.get("status") != status:
-            # Servers that drop status on create (a registering kubelet) take it as a second write.
-            created = await self.client.merge_patch(
-                resource, meta(created)["name"], {"status": status},
-                namespace=meta(created).get("namespace"), subresource="status",
-            )  # fmt: skip
-        self.api_time.record(str(meta(created).get("uid", "")), stamps)
-        self._written(kind, None, created)
-
-    async def _bind(self, binding: Obj) -> None:
-        m = binding["metadata"]
-        ns, name, node = str(m["namespace"]), str(m["name"]), str(binding["target"]["name"])
-        if self.binding:
-            await self.client.request("POST", f"{PODS.path(ns, name)}/binding", body=binding)
-            pod = await self.client.get(PODS, name, ns)
-        else:
-            # No binding subresource: set the node and the condition the way binding would.
-            await self.client.merge_patch(PODS, name, {"spec": {"nodeName": node}}, namespace=ns)
-            current = await self.client.get(PODS, name, ns)
-            conditions = [
-                c for c in (current.get("status") or {}).get("conditions") or ()
-                if c.get("type") != "PodScheduled"
-            ]  # fmt: skip
-            stamp = self.api_time.stamp(self.clock.now())
-            conditions.append({"type": "PodScheduled", "status": "True", "lastProbeTime": None,
-                               "lastTransitionTime": stamp})  # fmt: skip
-            pod = await self.client.merge_patch(
-                PODS, name, {"status": {"conditions": conditions}}, namespace=ns,
-                subresource="status",
-            )  # fmt: skip
-        self._written("Pod", None, pod)
-
-    async def _delete(self, action: Delete) -> None:
-        ref = action.ref
-        resource = self.resources[ref.kind]
-        query: list[tuple[str, str]] = [("propagationPolicy", action.propagation)]
-        if action.grace_period_seconds is not None:
-            query.append(("gracePeriodSeconds", str(action.grace_period_seconds)))
-        before = self.overlay.current(ref.kind, ref)
-        try:
-            result = await self.client.request(
-                "DELETE", resource.path(ref.namespace or None, ref.name), query=query
-            )
-        except ApiError as exc:
-            if exc.not_found:  # already gone: the goal of the action is met
-                self.overlay.remember(ref.kind, None, ref, "")
-                return
-            raise
-        lingers = result.get("kind") == ref.kind and meta(result).get("deletionTimestamp")
-        if lingers and not _gone(result):
-            self._written(ref.kind, before, result)
-        else:  # a Status or its last state: the object is gone
-            self.changed = True
-            self.overlay.remember(ref.kind, None, ref, "")
-
-    async def _event(self, event: Event) -> None:
-        source = event.source or "kq-sandbox"
-        recorder = self.recorders.get(source)
-        if recorder is None:
-            recorder = self.recorders[source] = EventRecorder(self.client, source)
-        ref = event.regarding
-        regarding = {
-            "apiVersion": ref.api_version,
-            "kind": ref.kind,
-            "metadata": {"name": ref.name, "namespace": ref.namespace, "uid": ref.uid},
-        }
-        await recorder.record(regarding, event.type, event.reason, event.message)
 
     # -- the loop ------------------------------------------------------------------------------
 
@@ -289,9 +121,10 @@ class _Driver:
 
     async def reconcile(self) -> None:
         """Every controller once, each seeing the writes of the ones before it."""
-        self.changed = self.failed = False
+        writer = self.writer
+        writer.changed = writer.failed = False
         now = self.clock.now
-        self.api_time.retain(self.overlay.uids())
+        writer.api_time.retain(writer.overlay.uids())
         await self._run(node_lifecycle.reconcile_nodes(self.view("Node"), now()), per_object=True)
         await self._run(
             eviction.reconcile_evictions(self.view("Pod"), self.view("Node"), now()),
@@ -335,9 +168,9 @@ class _Driver:
         owned = [o for kind in garbage.KINDS for o in self.view(kind)]
         for orphan in garbage.orphans(owned):
             try:
-                gone = await garbage.owners_gone(self.client, self.resources, orphan)
+                gone = await garbage.owners_gone(self.writer.client, self.writer.resources, orphan)
             except ApiError as exc:
-                self.failed = True  # judged again on a later pass
+                self.writer.failed = True  # judged again on a later pass
                 log.warning("owner lookup failed", object=Ref.of(orphan).name, error=str(exc))
                 continue
             if gone:
@@ -372,8 +205,8 @@ class _Driver:
             except Exception:
                 # A controller tripping over one odd object must not end the simulation.
                 log.exception("simulated cluster pass failed")
-                self.failed = True
-            if self.changed:
+                self.writer.failed = True
+            if self.writer.changed:
                 await asyncio.sleep(self.settings.coalesce)
                 continue
             delay = self._delay(started)
@@ -386,21 +219,11 @@ class _Driver:
 
     def _delay(self, started: datetime) -> float | None:
         wake = self.next_wakeup(started)
-        delays = [self.settings.retry] if self.failed else []
+        delays = [self.settings.retry] if self.writer.failed else []
         if wake is not None:
             sandbox = (wake - self.clock.now()).total_seconds()
             delays.append(max(self.clock.wall_seconds(sandbox), 0.0))
         return min(delays, default=None)
-
-
-def _gone(obj: Obj) -> bool:
-    """Whether a write's answer describes an object the server has already removed."""
-    m = meta(obj)
-    return bool(
-        m.get("deletionTimestamp")
-        and not m.get("finalizers")
-        and not m.get("deletionGracePeriodSeconds")
-    )
 
 
 async def run_simulated_cluster(
@@ -423,10 +246,15 @@ async def run_simulated_cluster(
     caches are synced and the nodes exist. API errors never end it: failed actions are retried on a
     later pass. Node failures are injected with :func:`set_failure`.
     """
-    driver = _Driver(client, profile, clock, settings)
-    await driver.discover()
+    resources = await discover(client, workloads=settings.collect_garbage)
+    binding = settings.binding
+    if binding is None:
+        binding = await served(client, "v1", "pods/binding")
+    informers = {kind: Informer(client, resource) for kind, resource in resources.items()}
+    writer = Writer(client, clock, resources, informers, binding=binding)
+    driver = _Driver(profile, clock, settings, writer)
     async with asyncio.TaskGroup() as group:
-        for kind, informer in driver.informers.items():
+        for kind, informer in informers.items():
             group.create_task(informer.run(), name=f"sandbox-informer/{kind}")
         for informer in driver.informers.values():
             await informer.wait_synced()
@@ -434,8 +262,9 @@ async def run_simulated_cluster(
         if ready is not None:
             ready.set()
         log.info("simulated cluster running", profile=profile.name, speed=clock.speed,
-                 kinds=sorted(driver.informers), binding=driver.binding)  # fmt: skip
+                 kinds=sorted(informers), binding=binding)  # fmt: skip
         group.create_task(driver.loop(), name="sandbox-loop")
+        group.create_task(writer.events.run(), name="sandbox-events")
 
 
 async def set_failure(

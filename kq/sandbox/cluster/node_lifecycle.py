@@ -36,8 +36,11 @@ from kq.sandbox.cluster.podinfo import (
 FAILURE_ANNOTATION = "kq.dev/simulated-failure"
 RECOVERED = "Recovered"
 """What ``kq dev node recover`` writes into the annotation; the next pass heals and drops it."""
-HEARTBEAT_SECONDS = 40.0
-"""How often a live kubelet refreshes ``lastHeartbeatTime`` in sandbox seconds."""
+HEARTBEAT_SECONDS = 300.0
+"""How often a live kubelet with nothing new to report posts its status (refreshing
+``lastHeartbeatTime``), in sandbox seconds: kubelet's ``nodeStatusReportFrequency`` (5 min).
+Its liveness proper goes to a Lease every 10 s upstream, which nothing here reads; every node
+posting every 40 s put a burst of 16 Node writes into any few seconds of the S2 profile."""
 
 Failure = Literal["NotReady", "Unreachable"]
 _MANAGED_TAINTS = (NOT_READY_TAINT, UNREACHABLE_TAINT, UNSCHEDULABLE_TAINT)

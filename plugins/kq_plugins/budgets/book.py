@@ -32,10 +32,27 @@ class Ledger:
     entries: list[Entry] = field(default_factory=list)
     holding: dict[str, Need] = field(default_factory=dict)
     """Workloads holding quota, not admitted yet (checks pending): their whole need."""
+    _last: tuple[float, Account] | None = field(default=None, repr=False, compare=False)
+    """What ``entries`` count at one instant: a cycle's vetoes ask it again and again."""
+
+    def touch(self) -> None:
+        """``entries`` changed beyond what ``replaced`` was told."""
+        self._last = None
+
+    def replaced(self, now: float, old: Entry | None, new: Entry | None) -> None:
+        """One entry changed at ``now``: the instant's account follows it by the difference."""
+        if self._last is None or self._last[0] != now:
+            self._last = None
+            return
+        start = self.budget.window.start(now)
+        before = account([old] if old else [], start, now)
+        after = account([new] if new else [], start, now)
+        self._last = (now, self._last[1].moved(before, after))
 
     def account(self, now: float, extra: list[Need] | None = None) -> Account:
-        start = self.budget.window.start(now)
-        return account(self.entries, start, now, [*self.holding.values(), *(extra or ())])
+        if self._last is None or self._last[0] != now:
+            self._last = (now, account(self.entries, self.budget.window.start(now), now))
+        return self._last[1].plus([*self.holding.values(), *(extra or ())])
 
 
 class Book:

@@ -29,9 +29,10 @@ from kq.plugin import (
 )
 from kq_plugins.budgets import metrics
 from kq_plugins.budgets.book import Book, Ledger
+from kq_plugins.budgets.incremental import Incremental
 from kq_plugins.budgets.ledger import Entry, compact, need, prune
 from kq_plugins.budgets.status import invalid, load_entries, render
-from kq_plugins.budgets.workloads import Facts, facts, limit_left
+from kq_plugins.budgets.workloads import Facts, ended_at, facts, limit_left
 
 log = structlog.get_logger("kq_plugins.budgets")
 
@@ -73,13 +74,15 @@ class BudgetController:
         return book
 
     def simulate(self, ctx: ControllerContext) -> Step:
-        """``kq simulate``: the veto syncs on every change; time is the virtual clock."""
+        """``kq simulate``: the veto brings the book up to date with the Workloads that
+        changed since the last one (``incremental``); time is the virtual clock."""
         book = self._attach(ctx)
         book.reset()
+        kept = Incremental(book, ctx, book.refresh)
+        book.refresh = kept.refresh
 
         def workload_changed() -> None:
-            # Without Budgets there is nothing to bring up to date: a sync on every change
-            # would make a simulation quadratic in its workloads for no veto.
+            # Without Budgets there is nothing to bring up to date.
             if book.ledgers:
                 book.stale = True
 
@@ -88,6 +91,7 @@ class BudgetController:
         book.ready = True
 
         def step(now: float) -> float | None:
+            kept.step(now)
             if not book.vetoed:
                 return None
             book.vetoed = False
@@ -143,7 +147,9 @@ def sync(
         for o in ctx.store(CLUSTER_QUEUES).values()
     }
     seen = [facts(o) for o in workloads]
-    book.seen_holding({f.key for f in seen if f.admitted_since or f.holding or f.finished_span})
+    # Virtual time starts at 0: an admission at 0.0 is one all the same.
+    held = (f for f in seen if f.admitted_since is not None or f.holding or f.finished_span)
+    book.seen_holding({f.key for f in held})
     present = set()
     for obj in budgets:
         name = str(obj["metadata"]["name"])
@@ -156,7 +162,7 @@ def sync(
         ledger = book.ledgers.get(name)
         if ledger is None:
             ledger = book.ledgers[name] = Ledger(budget, load_entries(obj))
-        ledger.budget = budget
+        ledger.budget = budget  # update() below drops the account it had
         mine = [
             f for f in seen
             if ledger in book.covering(f.namespace, f.queue, f.cluster_queue or "",
@@ -174,7 +180,7 @@ def update(ledger: Ledger, workloads: list[Facts], now: float) -> None:
     entries: list[Entry] = []
     for entry in ledger.entries:
         if entry.end is None and (entry.uid, entry.start) not in running:
-            entry = entry.closed(_ended_at(entry, by_uid.get(entry.uid), now))
+            entry = entry.closed(ended_at(entry, by_uid.get(entry.uid), now))
         entries.append(entry)
         running.pop((entry.uid, entry.start), None)
     for (uid, start), f in running.items():
@@ -191,15 +197,7 @@ def update(ledger: Ledger, workloads: list[Facts], now: float) -> None:
     start = ledger.budget.window.start(now)
     ledger.entries = compact(prune(entries, start), start, now)
     ledger.holding = {f.key: need(f.usage, f.limit_left or 0.0) for f in workloads if f.holding}
-
-
-def _ended_at(entry: Entry, workload: Facts | None, now: float) -> float:
-    """When the Workload says it stopped; else now (kq was down, or it was deleted), but never
-    past its maximum execution time, when kq would have stopped it."""
-    at = workload.released_at if workload is not None else None
-    if at is not None and at <= now:
-        return at
-    return now if entry.bound_end is None else min(now, entry.bound_end)
+    ledger.touch()
 
 
 def _due(

@@ -52,6 +52,35 @@ class Account:
     def used(self, resource: str) -> float:
         return self.consumed.get(resource, 0.0) + self.reserved.get(resource, 0.0)
 
+    def moved(self, before: Account, after: Account) -> Account:
+        """This account with ``before``'s figures taken out and ``after``'s put in."""
+        return Account(
+            _moved(self.consumed, before.consumed, after.consumed),
+            _moved(self.reserved, before.reserved, after.reserved),
+        )
+
+    def plus(self, also_reserved: Iterable[Mapping[str, float]]) -> Account:
+        """This account with more needs reserved (itself when there are none)."""
+        needs = list(also_reserved)
+        if not needs:
+            return self
+        reserved = dict(self.reserved)
+        for wanted in needs:
+            for resource, seconds in wanted.items():
+                reserved[resource] = reserved.get(resource, 0.0) + seconds
+        return Account(self.consumed, reserved)
+
+
+def _moved(
+    base: Mapping[str, float], out: Mapping[str, float], into: Mapping[str, float]
+) -> dict[str, float]:
+    moved = dict(base)
+    for resource, amount in out.items():
+        moved[resource] = moved.get(resource, 0.0) - amount
+    for resource, amount in into.items():
+        moved[resource] = moved.get(resource, 0.0) + amount
+    return moved
+
 
 def account(
     entries: Iterable[Entry],
@@ -78,10 +107,7 @@ def account(
                 consumed[resource] = consumed.get(resource, 0.0) + amount * held
             if left:
                 reserved[resource] = reserved.get(resource, 0.0) + amount * left
-    for wanted in also_reserved:
-        for resource, seconds in wanted.items():
-            reserved[resource] = reserved.get(resource, 0.0) + seconds
-    return Account(consumed, reserved)
+    return Account(consumed, reserved).plus(also_reserved)
 
 
 def need(usage: Usage, seconds: float) -> dict[str, float]:

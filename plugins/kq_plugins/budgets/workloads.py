@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kq.plugin import parse_time, to_amount
+from kq_plugins.budgets.ledger import Entry
 
 ACCUMULATED = "accumulatedPastExexcutionTimeSeconds"  # sic: Kueue's field name
 
@@ -84,3 +85,12 @@ def facts(obj: Mapping[str, Any]) -> Facts:
         limit_left=limit_left(obj),
         finished_span=span,
     )
+
+
+def ended_at(entry: Entry, workload: Facts | None, now: float) -> float:
+    """When the Workload says it stopped; else now (kq was down, or it was deleted), but never
+    past its maximum execution time, when kq would have stopped it."""
+    at = workload.released_at if workload is not None else None
+    if at is not None and at <= now:
+        return at
+    return now if entry.bound_end is None else min(now, entry.bound_end)

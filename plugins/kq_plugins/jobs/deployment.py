@@ -10,18 +10,16 @@ its ReplicaSet makes a new, gated one. Enabling it enables ``pod`` for such pods
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any, ClassVar
 
 from kq.hookspecs import Register, hookimpl
-from kq.jobframework import FieldError, Finished, GroupVersionKind, Job, PodSet, PodSetInfo
-from kq.jobframework.objects import deep_copy
+from kq.jobframework import GroupVersionKind, Job
 from kq_plugins.jobs import serving
 
 FRAMEWORK = "deployment"
 
 
-class Deployment:
+class Deployment(serving.PodOwner):
     NAME: ClassVar[str] = FRAMEWORK
     GVK: ClassVar[GroupVersionKind] = GroupVersionKind("apps", "v1", "Deployment")
     IMPLICITLY_ENABLES: ClassVar[tuple[str, ...]] = ("pod",)
@@ -44,33 +42,8 @@ class Deployment:
     def suspend(self, job: Job) -> dict[str, Any]:
         return serving.mark_template(job, FRAMEWORK, pod_labels=True)
 
-    # The pods are the jobs: the Deployment itself is never reconciled (``skip``).
-    def pod_sets(self, job: Job) -> list[PodSet]:
-        return []
-
-    def run_with_pod_set_info(self, job: Job, infos: Sequence[PodSetInfo]) -> dict[str, Any]:
-        return deep_copy(job)
-
-    def restore_pod_sets_info(self, job: Job, infos: Sequence[PodSetInfo]) -> dict[str, Any]:
-        return deep_copy(job)
-
-    def finished(self, job: Job) -> Finished | None:
-        return None
-
     def is_active(self, job: Job) -> bool:
         return serving.ready_replicas(job) > 0
-
-    def pods_ready(self, job: Job) -> bool:
-        return False
-
-    def skip(self, job: Job) -> bool:
-        return True
-
-    def validate_on_create(self, job: Job) -> list[FieldError]:
-        return []
-
-    def validate_on_update(self, old: Job, new: Job) -> list[FieldError]:
-        return serving.queue_change_errors(old, new) + serving.priority_change_errors(old, new)
 
 
 @hookimpl

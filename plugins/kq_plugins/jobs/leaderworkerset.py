@@ -9,16 +9,16 @@ group's pod group (group name, ``pod-group-total-count`` = size, role ``leader``
 the ``pod`` integration admits and ungates a group as one and stops it as one. kq's group
 Workload is composed from the pods (owned by them, as any pod group's) where upstream builds it
 from the set; its name hashes the set's name and group, not its uid. ``leaderworkerset_groups``
+makes the set one of its owners, so it outlives a preempted group's pods as upstream's, and
 deletes the Workloads of groups that a scale-down or the set's deletion removed.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any, ClassVar
 
 from kq.hookspecs import Register, hookimpl
-from kq.jobframework import FieldError, Finished, GroupVersionKind, Job, PodSet, PodSetInfo
+from kq.jobframework import GroupVersionKind, Job
 from kq.jobframework.naming import workload_name
 from kq.jobframework.objects import annotations_of, deep_copy, dig, labels
 from kq_plugins.jobs import serving
@@ -72,7 +72,7 @@ _SINGLE_TEMPLATE = "kq.dev/lws-single-template"
 """On the worker template of a set without a leader template: its pods' role is ``main``."""
 
 
-class LeaderWorkerSet:
+class LeaderWorkerSet(serving.PodOwner):
     NAME: ClassVar[str] = FRAMEWORK
     GVK: ClassVar[GroupVersionKind] = GVK
     IMPLICITLY_ENABLES: ClassVar[tuple[str, ...]] = ("pod",)
@@ -97,33 +97,8 @@ class LeaderWorkerSet:
             spec[key] = marked["spec"]["template"]
         return out
 
-    # The groups' pods are the jobs (pod groups): the set itself is never reconciled.
-    def pod_sets(self, job: Job) -> list[PodSet]:
-        return []
-
-    def run_with_pod_set_info(self, job: Job, infos: Sequence[PodSetInfo]) -> dict[str, Any]:
-        return deep_copy(job)
-
-    def restore_pod_sets_info(self, job: Job, infos: Sequence[PodSetInfo]) -> dict[str, Any]:
-        return deep_copy(job)
-
-    def finished(self, job: Job) -> Finished | None:
-        return None
-
     def is_active(self, job: Job) -> bool:
         return False
-
-    def pods_ready(self, job: Job) -> bool:
-        return False
-
-    def skip(self, job: Job) -> bool:
-        return True
-
-    def validate_on_create(self, job: Job) -> list[FieldError]:
-        return []
-
-    def validate_on_update(self, old: Job, new: Job) -> list[FieldError]:
-        return serving.queue_change_errors(old, new) + serving.priority_change_errors(old, new)
 
 
 @hookimpl

@@ -150,8 +150,10 @@ class Pod:
 
     def skip(self, job: Job) -> bool:
         """Pods the webhook did not mark are not kq's, whatever their labels say; a
-        StatefulSet's are its Workload's (``statefulset``)."""
-        if annotations_of(job).get(SUSPENDING_PARENT) == "statefulset":
+        StatefulSet's wait until ``statefulset_pods`` makes them members of its group."""
+        if annotations_of(job).get(SUSPENDING_PARENT) == "statefulset" and not group.group_name(
+            job
+        ):
             return True
         return labels(job).get(MANAGED_LABEL) != "true"
 

@@ -1,107 +1,105 @@
-"""The pods of admitted StatefulSets: ungated as they come, deleted when their set is stopped.
+"""The pods and the Workload of each StatefulSet kq queues, as upstream's StatefulSet pod
+reconciler and StatefulSet reconciler keep them.
 
-Upstream's StatefulSet pods join a pod group with fast admission: once the group's Workload is
-admitted, each pod is ungated when it is created, so ``OrderedReady`` sets start pod by pod.
-Here the admission is the StatefulSet's ``ADMISSION_ANNOTATION`` (see ``statefulset``): a gated
-pod of an admitted set gets its node selector and tolerations and loses the gate; an ungated
-pod of a stopped set is deleted, and the StatefulSet makes it again, gated.
+Each live pod of the set (created gated: its template is marked ``pod-suspending-parent:
+statefulset``) becomes a member of the set's pod group: the group name, ``replicas`` as its
+size, fast admission, ``pod-group-serving`` and the role ``main``, and the set's queue label.
+The ``pod`` integration does the rest. The group's Workload gets the set among its owners, so a
+preemption that deletes the pods does not take it; a set scaled to 0 has it deleted.
 """
 
 from __future__ import annotations
 
-import asyncio
-import json
+from collections.abc import Iterator, Mapping
 from typing import Any, ClassVar
 
-import structlog
-
 from kq.hookspecs import Register, hookimpl
-from kq.jobframework.objects import annotations_of, controller_owner, dig, meta, name, namespace
-from kq.plugin import ApiError, ControllerContext, Resource
-from kq_plugins.jobs.serving import SUSPENDING_PARENT_ANNOTATION
-from kq_plugins.jobs.statefulset import ADMISSION_ANNOTATION, FRAMEWORK
+from kq.jobframework.objects import annotations_of, controller_owner, labels, meta, name, namespace
+from kq.plugin import WORKLOADS, ControllerContext, Resource
+from kq_plugins.jobs import pod_group as group
+from kq_plugins.jobs import serving
+from kq_plugins.jobs.statefulset import FRAMEWORK, GVK, group_workload_name, replicas
 
 PODS = Resource("", "v1", "pods", "Pod", namespaced=True)
 STATEFULSETS = Resource("apps", "v1", "statefulsets", "StatefulSet", namespaced=True)
-GATE = "kueue.x-k8s.io/admission"
-RETRY_S = 1.0
-log = structlog.get_logger(__name__)
+MAIN = "main"
 
 Obj = dict[str, Any]
+Write = tuple[Resource, Obj, Obj | None]
 
 
-def _gated(pod: Obj) -> bool:
-    return any(g.get("name") == GATE for g in dig(pod, "spec", "schedulingGates") or ())
+def member_patch(pod: Obj, sts: Obj) -> Obj | None:
+    """The merge patch that makes ``pod`` a member of ``sts``'s group (or brings its queue
+    label in line), ``None`` when it is one."""
+    queue = labels(sts).get(serving.QUEUE_LABEL, "")
+    own = labels(pod)
+    if group.group_name(pod) == group_workload_name(sts):
+        if queue and own.get(serving.QUEUE_LABEL) != queue:
+            return {"metadata": {"labels": {serving.QUEUE_LABEL: queue}}}
+        return None
+    return {
+        "metadata": {
+            "labels": {group.GROUP_NAME_LABEL: group_workload_name(sts),
+                       serving.MANAGED_LABEL: "true", **serving.owner_labels(sts)},
+            "annotations": {
+                group.GROUP_TOTAL_COUNT_ANNOTATION: str(replicas(sts)),
+                group.FAST_ADMISSION_ANNOTATION: "true",
+                group.SERVING_ANNOTATION: "true",
+                group.ROLE_HASH_ANNOTATION: MAIN,
+            },
+        }
+    }  # fmt: skip
 
 
-def _admission(sts: Obj | None) -> Obj | None:
-    raw = annotations_of(sts).get(ADMISSION_ANNOTATION) if sts is not None else None
-    return json.loads(raw) if raw else None
-
-
-def ungate_patch(pod: Obj, admitted: Obj) -> Obj:
-    """The merge patch that gives ``pod`` the admission's placement and lifts kq's gate."""
-    gates = [g for g in dig(pod, "spec", "schedulingGates") or () if g.get("name") != GATE]
-    tolerations = list(dig(pod, "spec", "tolerations") or ())
-    tolerations += [t for t in admitted.get("tolerations") or () if t not in tolerations]
-    spec: Obj = {"schedulingGates": gates or None}
-    if admitted.get("nodeSelector"):
-        spec["nodeSelector"] = admitted["nodeSelector"]
-    if tolerations:
-        spec["tolerations"] = tolerations
-    return {"spec": spec}
-
-
-def actions(pods: list[Obj], sets: dict[str, Obj]) -> list[tuple[str, Obj, Obj | None]]:
-    """``(verb, pod, patch)`` for each pod of a StatefulSet kq manages that is out of line."""
-    out: list[tuple[str, Obj, Obj | None]] = []
+def pod_writes(pods: list[Obj], sets: Mapping[str, Obj]) -> Iterator[Write]:
     for pod in pods:
-        if annotations_of(pod).get(SUSPENDING_PARENT_ANNOTATION) != FRAMEWORK:
+        if annotations_of(pod).get(serving.SUSPENDING_PARENT_ANNOTATION) != FRAMEWORK:
             continue
         owner = controller_owner(pod) or {}
-        if owner.get("kind") != "StatefulSet" or meta(pod).get("deletionTimestamp"):
+        if owner.get("kind") != GVK.kind or meta(pod).get("deletionTimestamp"):
             continue
-        admitted = _admission(sets.get(f"{namespace(pod)}/{owner.get('name', '')}"))
-        if admitted is not None and _gated(pod):
-            out.append(("ungate", pod, ungate_patch(pod, admitted)))
-        elif admitted is None and not _gated(pod):
-            out.append(("delete", pod, None))
-    return out
+        if group.is_terminated(pod):
+            continue
+        sts = sets.get(f"{namespace(pod)}/{owner.get('name', '')}")
+        if sts is None or meta(sts).get("deletionTimestamp") or replicas(sts) == 0:
+            continue
+        patch = member_patch(pod, sts)
+        if patch is not None:
+            yield PODS, pod, patch
+
+
+def workload_writes(sets: Mapping[str, Obj], workloads: Mapping[str, Obj]) -> Iterator[Write]:
+    """The set adopts its group's Workload; scaled to 0, it has it deleted."""
+    for sts in sets.values():
+        workload = workloads.get(f"{namespace(sts)}/{group_workload_name(sts)}")
+        if workload is None or meta(sts).get("deletionTimestamp"):
+            continue
+        if serving.parent_of_template(sts) != FRAMEWORK:
+            continue
+        if replicas(sts) == 0:
+            if not meta(workload).get("deletionTimestamp"):
+                yield WORKLOADS, workload, None
+            continue
+        patch = serving.adoption_patch(workload, sts, GVK)
+        if patch is not None:
+            yield WORKLOADS, workload, patch
 
 
 class StatefulSetPods:
     NAME: ClassVar[str] = "statefulset-pods"
-    WATCHES: ClassVar[tuple[Resource, ...]] = (PODS, STATEFULSETS)
+    WATCHES: ClassVar[tuple[Resource, ...]] = (PODS, STATEFULSETS, WORKLOADS)
 
     async def run(self, ctx: ControllerContext) -> None:
-        wake = asyncio.Event()
-        for resource in self.WATCHES:
-            ctx.on_change(resource, wake.set)
-        while True:
-            wake.clear()
-            sets = {f"{namespace(s)}/{name(s)}": s for s in ctx.store(STATEFULSETS).values()}
-            failed = False
-            for verb, pod, patch in actions(ctx.store(PODS).values(), sets):
-                failed |= not await _apply(ctx, verb, pod, patch)
-            try:
-                async with asyncio.timeout(RETRY_S if failed else None):
-                    await wake.wait()
-            except TimeoutError:
-                pass
+        await serving.run_passes(ctx, self.WATCHES, lambda: self._pass(ctx))
 
-
-async def _apply(ctx: ControllerContext, verb: str, pod: Obj, patch: Obj | None) -> bool:
-    try:
-        if patch is not None:
-            await ctx.client.merge_patch(PODS, name(pod), patch, namespace=namespace(pod))
-        else:
-            await ctx.client.delete(PODS, name(pod), namespace(pod))
-    except ApiError as error:
-        if error.not_found:
-            return True
-        log.warning("statefulset pod not updated", pod=name(pod), verb=verb, error=str(error))
-        return False
-    return True
+    async def _pass(self, ctx: ControllerContext) -> bool:
+        sets = {f"{namespace(s)}/{name(s)}": s for s in ctx.store(STATEFULSETS).values()}
+        workloads = {f"{namespace(w)}/{name(w)}": w for w in ctx.store(WORKLOADS).values()}
+        writes = [*pod_writes(ctx.store(PODS).values(), sets), *workload_writes(sets, workloads)]
+        ok = True
+        for resource, obj, patch in writes:
+            ok &= await serving.patch_or_delete(ctx, resource, obj, patch)
+        return ok
 
 
 @hookimpl
