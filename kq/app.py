@@ -88,7 +88,8 @@ def _serve_conversion(manager: Manager) -> None:
     manager.webhook.register(CONVERT, respond, CONVERSION)
 
     async def publish_ca(ca_pem: bytes) -> None:
-        await inject_conversion_ca_bundle(manager.client, ca_pem, CONVERTED_CRDS)
+        port = manager.webhook.port
+        await inject_conversion_ca_bundle(manager.client, ca_pem, CONVERTED_CRDS, port)
 
     manager.webhook.add_ca_publisher(publish_ca)
 

@@ -16,6 +16,8 @@ import subprocess
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
 
 from kq.runtime.client import KubeClient, retry_on_conflict
 from kq.runtime.errors import ApiError
@@ -203,14 +205,16 @@ async def inject_ca_bundle(
 
 
 async def inject_conversion_ca_bundle(
-    client: KubeClient, ca_pem: bytes, crds: Sequence[str]
+    client: KubeClient, ca_pem: bytes, crds: Sequence[str], port: int
 ) -> None:
     """Point the conversion webhook of the named CRDs at our CA.
 
     Only a CRD whose conversion strategy is Webhook is touched: under strategy None the server
-    refuses a webhook stanza, and a CRD left at None was chosen not to call kq. A missing CRD
-    is skipped. Every replica holds the same CA (the shared Secret), so whichever writes, the
-    outcome is the same; an unchanged bundle is not written again.
+    refuses a webhook stanza, and a CRD left at None was chosen not to call kq. A webhook named
+    by URL is touched only on our webhook ``port``: another process's (a test plane's, another
+    kq dev's) keeps its own CA. A missing CRD is skipped. Every replica holds the same CA
+    (the shared Secret), so whichever writes, the outcome is the same; an unchanged bundle is
+    not written again.
     """
     bundle = base64.b64encode(ca_pem).decode()
     for name in crds:
@@ -222,7 +226,7 @@ async def inject_conversion_ca_bundle(
                 return
             webhook = conversion.get("webhook") or {}
             config = webhook.get("clientConfig") or {}
-            if config.get("caBundle") == bundle:
+            if config.get("caBundle") == bundle or not _calls_port(config, port):
                 return
             conversion["webhook"] = {**webhook, "clientConfig": {**config, "caBundle": bundle}}
             await client.replace(CUSTOM_RESOURCE_DEFINITIONS, current)
@@ -232,3 +236,15 @@ async def inject_conversion_ca_bundle(
         except ApiError as exc:
             if not exc.not_found:
                 raise
+
+
+def _calls_port(client_config: dict[str, Any], port: int) -> bool:
+    """Whether a webhook's clientConfig may name us: a Service always may (kq run's in a
+    cluster), a URL only on ``port``."""
+    url = client_config.get("url")
+    if not isinstance(url, str):
+        return True
+    try:
+        return urlsplit(url).port == port
+    except ValueError:
+        return False

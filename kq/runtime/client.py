@@ -32,6 +32,7 @@ from kq.runtime.errors import ApiError, Fenced
 from kq.runtime.http import connection_pool
 from kq.runtime.ratelimit import TokenBucket
 from kq.runtime.resources import Resource
+from kq.runtime.storage_version import route, to_model
 from kq.runtime.wire import PATH_SAFE, UNSAFE_IN_PATH, decode, encode, kind_key, watch_lines
 
 log = structlog.get_logger("kq.runtime.client")
@@ -212,12 +213,16 @@ class KubeClient:
         body: Object | None = None,
         content_type: str = JSON,
     ) -> Object:
-        """One call with retries of 429, 5xx and broken connections; the body as a dict."""
+        """One call with retries of 429, 5xx and broken connections; the body as a dict.
+        Kueue's kinds go out in their storage version, v1beta2
+        (``kq.runtime.storage_version``)."""
+        path, body, converted = route(method, path, body, content_type)
         backoff = Backoff(initial=0.2, cap=10.0)
         for attempt in range(1, self.settings.max_attempts + 1):
             try:
                 status, headers, raw = await self._call(method, path, query, body, content_type)
-                return decode(status, headers, raw, method, path)
+                answer = decode(status, headers, raw, method, path)
+                return to_model(answer) if converted else answer
             except ApiError as exc:
                 if not exc.retriable or attempt == self.settings.max_attempts:
                     raise
@@ -230,6 +235,7 @@ class KubeClient:
     async def stream(self, path: str, query: Query) -> AsyncIterator[AsyncIterator[bytes]]:
         """An open watch: its lines, undecoded. No total timeout; the caller's watchdog rules."""
         timeout = aiohttp.ClientTimeout(sock_connect=10, sock_read=None)
+        path = route("GET", path, None, JSON)[0]  # events convert in the informer
         response = await self._send("GET", path, query, None, JSON, timeout)
         async with response:
             if response.status >= 300:

@@ -23,6 +23,7 @@ from kq.runtime.backoff import Backoff
 from kq.runtime.client import KubeClient, Query
 from kq.runtime.errors import ApiError
 from kq.runtime.resources import Resource
+from kq.runtime.storage_version import to_model
 from kq.runtime.store import Change, EventType, Object, Store
 
 log = structlog.get_logger("kq.runtime.informer")
@@ -178,7 +179,7 @@ class Informer:
             return
         if "name" not in obj.get("metadata", {}):
             raise ApiError(0, f"watch event {kind} without metadata.name")
-        obj = self._typed(obj)
+        obj = self._typed(to_model(obj))
         if kind == "DELETED":
             self._emit(self.store.remove(obj))
         elif kind in ("ADDED", "MODIFIED"):

@@ -42,6 +42,7 @@ from kq.sandbox.remote import (
     unregister_webhooks,
     wait_for_webhooks_called,
 )
+from kq.sandbox.remote_conversion import convert_on_loopback
 from kq.sandbox.visibility import register_visibility
 from kq.sandbox.webhooks import free_loopback_port, register_webhooks, wait_for_ca
 
@@ -345,6 +346,7 @@ async def _start_controller(
     await register_visibility(client, config.namespace, config.visibility_server.bind_port)
     if args.kubeconfig is not None:
         stack.push_async_callback(_unregister_webhooks, client)
+        await convert_on_loopback(client, port, stack)
     controller = asyncio.create_task(process.run(config, kubeconfig, install_controllers))
     tasks.append(controller)
     published = asyncio.create_task(_webhooks_serving(client))

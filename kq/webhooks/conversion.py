@@ -9,6 +9,7 @@ Served at ``/convert`` by ``kq run``'s webhook server (``respond``), named in th
 from __future__ import annotations
 
 import asyncio
+import base64
 from typing import Any
 
 from kq.crds.conversion import GROUP, ConversionError, convert
@@ -57,3 +58,22 @@ def _converted(obj: Any, api_version: str) -> dict[str, Any]:
     if not isinstance(obj, dict):
         raise ConversionError("an object to convert is not a JSON object")
     return convert(obj, api_version)
+
+
+def url_conversion(url: str, ca_pem: bytes | None) -> dict[str, Any]:
+    """``spec.conversion`` of a CRD converted by the webhook at ``url`` (not a Service: a
+    ``kq dev`` or a test plane serving it on loopback beside the API server). Without
+    ``ca_pem`` the caBundle is cleared, for ``kq run`` to put its CA there."""
+    bundle = None if ca_pem is None else base64.b64encode(ca_pem).decode()
+    client_config = {"url": url, "caBundle": bundle}
+    return {
+        "strategy": "Webhook",
+        "webhook": {"conversionReviewVersions": ["v1"], "clientConfig": client_config},
+    }
+
+
+def with_conversion(crd: dict[str, Any], conversion: dict[str, Any]) -> dict[str, Any]:
+    """``crd`` (not mutated) with ``conversion`` if it is one of ``CONVERTED_CRDS``."""
+    if crd.get("metadata", {}).get("name") not in CONVERTED_CRDS:
+        return crd
+    return {**crd, "spec": {**crd["spec"], "conversion": conversion}}

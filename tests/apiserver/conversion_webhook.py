@@ -8,13 +8,14 @@ import json
 import ssl
 import subprocess
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 from kq.webhooks.conversion import CONVERT, review
+from tests.harness import Cluster
 
 
 def certificate(directory: Path) -> tuple[Path, Path]:
@@ -97,3 +98,15 @@ def webhook_conversion(url: str, ca_bundle: str) -> dict[str, Any]:
 
 
 NO_CONVERSION: dict[str, Any] = {"strategy": "None", "webhook": None}
+
+
+def conversions(cluster: Cluster, cache: Path, crds: Iterable[str]) -> dict[str, dict[str, Any]]:
+    """Each CRD's ``spec.conversion`` as a merge patch that puts it back: the session's own
+    (the real test plane's CRDs call a conversion webhook, since they store v1beta2)."""
+    saved = {}
+    for crd in crds:
+        done = cluster.kubectl("get", "crd", crd, "-o", "json", cache_dir=cache)
+        assert done.returncode == 0, done.stderr
+        conversion = json.loads(done.stdout)["spec"].get("conversion") or {}
+        saved[crd] = conversion if conversion.get("strategy") == "Webhook" else NO_CONVERSION
+    return saved

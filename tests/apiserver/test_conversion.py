@@ -26,7 +26,7 @@ from tests.apiserver.conftest import error_body
 from tests.apiserver.conversion_webhook import (
     DENY_COHORT,
     FORBIDDEN_COHORT,
-    NO_CONVERSION,
+    conversions,
     serving,
     webhook_conversion,
 )
@@ -69,14 +69,15 @@ def _wait_converting(cluster: Cluster, cache: Path) -> None:
 
 @pytest.fixture(scope="module")
 def converting(cluster: Cluster, tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
-    """On the real backend, kq's conversion webhook named in the CRDs of the converted kinds
-    for this module (then strategy None again)."""
+    """On the real backend, this module's conversion webhook named in the CRDs of the
+    converted kinds for this module (then the session's again)."""
     if cluster.backend == "embedded":
         yield
         return
     workdir = tmp_path_factory.mktemp("conversion-webhook")
     cache = workdir / "cache"
     crds = [f"{plural}.{GROUP}" for plural in CONVERTED_KINDS]
+    saved = conversions(cluster, cache, crds)
     with serving(workdir) as (url, ca_bundle, _):
         patch = json.dumps({"spec": {"conversion": webhook_conversion(url, ca_bundle)}})
         try:
@@ -86,8 +87,8 @@ def converting(cluster: Cluster, tmp_path_factory: pytest.TempPathFactory) -> It
             _wait_served(cluster, cache, crds)
             yield
         finally:
-            undo = json.dumps({"spec": {"conversion": NO_CONVERSION}})
             for crd in crds:
+                undo = json.dumps({"spec": {"conversion": saved[crd]}})
                 cluster.kubectl("patch", "crd", crd, "--type=merge", "-p", undo, cache_dir=cache)
             _wait_served(cluster, cache, crds)
 

@@ -27,7 +27,7 @@ from kq.crds.conversion import ANNOTATION, GROUP, V1BETA1, V1BETA2, convert
 from kq.runtime.events import rfc3339_micro
 from kq.webhooks.conversion import CONVERT, CONVERTED_CRDS
 from tests.apiserver.conversion_case import CASES, Case, contains, missing
-from tests.apiserver.conversion_webhook import NO_CONVERSION
+from tests.apiserver.conversion_webhook import conversions
 from tests.harness import Cluster, wait_until
 from tests.kqrun import free_port, kq_run
 
@@ -47,9 +47,9 @@ def _kubectl(env: Converting, *args: str, stdin: str | None = None) -> str:
     return done.stdout
 
 
-def _patch_crds(env: Converting, conversion: dict[str, Any]) -> None:
-    patch = json.dumps({"spec": {"conversion": conversion}})
+def _patch_crds(env: Converting, conversion: dict[str, dict[str, Any]]) -> None:
     for crd in CONVERTED_CRDS:
+        patch = json.dumps({"spec": {"conversion": conversion[crd]}})
         _kubectl(env, "patch", "crd", crd, "--type=merge", "-p", patch)
 
 
@@ -105,19 +105,21 @@ def converting(cluster: Cluster, tmp_path_factory: pytest.TempPathFactory) -> It
     _kubectl(env, "create", "-f", "-", stdin=json.dumps(_held_lease(env.namespace)))
     port = free_port()
     url = f"https://127.0.0.1:{port}{CONVERT}"
-    webhook = {"conversionReviewVersions": ["v1"], "clientConfig": {"url": url}}
+    webhook = {"conversionReviewVersions": ["v1"], "clientConfig": {"url": url, "caBundle": None}}
+    saved = conversions(cluster, env.cache, CONVERTED_CRDS)
     try:
         # Before kq run starts: it publishes its CA when it loads its certificate.
-        _patch_crds(env, {"strategy": "Webhook", "webhook": webhook})
+        at_kq_run = {"strategy": "Webhook", "webhook": webhook}
+        _patch_crds(env, {crd: at_kq_run for crd in CONVERTED_CRDS})
         with kq_run(cluster, workdir / "run", env.namespace, webhook_port=port) as log:
             try:
                 _wait_serving(env, workdir / "run" / "certs" / "ca.crt", log)
                 yield env
             finally:
                 # While kq run still serves: no request meets a webhook that is gone.
-                _patch_crds(env, NO_CONVERSION)
+                _patch_crds(env, saved)
     finally:
-        _patch_crds(env, NO_CONVERSION)
+        _patch_crds(env, saved)
         cluster.kubectl("delete", "namespace", env.namespace, "--wait=false", cache_dir=env.cache)
 
 

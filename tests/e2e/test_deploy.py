@@ -337,12 +337,20 @@ def kq_namespace(cluster: Cluster, kubectl_cache: Path) -> Cluster:
 def test_deploy_applies_with_a_server_side_dry_run(
     kq_namespace: Cluster, kubectl_cache: Path
 ) -> None:
+    documents = [d for d in yaml.safe_load_all(kustomized(kq_namespace, kubectl_cache)) if d]
+    for document in documents:
+        # The real test plane's CRDs call its conversion webhook by URL, which deploy/'s
+        # Service must replace (a CRD's webhook names one or the other): said explicitly, as
+        # kubectl's three-way merge drops only what it applied itself.
+        if document["metadata"]["name"] in CONVERTED_CRDS:
+            document["spec"]["conversion"]["webhook"]["clientConfig"]["url"] = None
     done = kq_namespace.kubectl(
-        "apply", "-k", str(DEPLOY), "--dry-run=server", cache_dir=kubectl_cache
-    )
+        "apply", "-f", "-", "--dry-run=server", input=yaml.safe_dump_all(documents),
+        cache_dir=kubectl_cache,
+    )  # fmt: skip
     assert done.returncode == 0, done.stderr
     applied = [line for line in done.stdout.splitlines() if line.strip()]
-    expected = sum(1 for d in yaml.safe_load_all(kustomized(kq_namespace, kubectl_cache)) if d)
+    expected = len(documents)
     assert len(applied) == expected
     assert all(line.endswith("(server dry run)") for line in applied), done.stdout
 

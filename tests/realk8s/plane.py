@@ -1,8 +1,9 @@
 """A real Kubernetes control plane for tests: etcd + kube-apiserver built by build.sh.
 
 `real_control_plane(workdir)` starts both on free loopback ports with throw-away certificates,
-a static admin token and a kubeconfig, applies the CRDs under `deploy/crds/` and stops both
-processes on exit. Everything (certificates, etcd data, logs) lives in `workdir`.
+a static admin token and a kubeconfig, applies the CRDs under `deploy/crds/` (those whose
+kueue.x-k8s.io versions differ calling kq's conversion webhook, served here on loopback) and
+stops both processes on exit. Everything (certificates, etcd data, logs) lives in `workdir`.
 """
 
 from __future__ import annotations
@@ -25,7 +26,9 @@ from typing import Any, TextIO
 
 import yaml
 
+from kq.webhooks.conversion import with_conversion
 from tests.harness import wait_until
+from tests.realk8s.conversion import conversion_webhook
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent
@@ -112,7 +115,8 @@ def real_control_plane(workdir: Path) -> Iterator[ControlPlane]:
             token=token,
             ca_file=pki.ca_cert,
         )
-        _apply_crds(plane)
+        conversion = stack.enter_context(conversion_webhook(workdir / "conversion-pki"))
+        _apply_crds(plane, conversion=conversion)
         yield plane
 
 
@@ -411,9 +415,14 @@ def _crd_manifests(directory: Path) -> list[dict[str, Any]]:
     return manifests
 
 
-def _apply_crds(plane: ControlPlane, directory: Path = CRDS_DIR) -> None:
-    """Server-side apply each CRD under `directory` (if any), then wait until Established."""
+def _apply_crds(
+    plane: ControlPlane, directory: Path = CRDS_DIR, conversion: dict[str, Any] | None = None
+) -> None:
+    """Server-side apply each CRD under `directory` (if any), then wait until Established.
+    With `conversion`, the CRDs whose versions differ call that webhook, as deploy/ sets up."""
     manifests = _crd_manifests(directory)
+    if conversion is not None:
+        manifests = [with_conversion(m, conversion) for m in manifests]
     if not manifests:
         return
     context = _ssl_context(plane.ca_file)

@@ -37,14 +37,15 @@ async def test_patches_carry_their_content_type_and_precondition() -> None:
             subresource="status",
         )
         await client.apply(CLUSTER_QUEUES, {"metadata": {"name": "cq"}, "spec": {}}, force=True)
+    # Kueue's converted kinds go out in v1beta2, their storage version (storage_version.py).
     assert seen[0] == (
-        "/apis/kueue.x-k8s.io/v1beta1/namespaces/ns/workloads/w/status",
+        "/apis/kueue.x-k8s.io/v1beta2/namespaces/ns/workloads/w/status",
         "application/merge-patch+json",
         {},
         {"status": {"x": 1}, "metadata": {"resourceVersion": "7"}},
     )
     path, content_type, query, _ = seen[1]
-    assert path == "/apis/kueue.x-k8s.io/v1beta1/clusterqueues/cq"
+    assert path == "/apis/kueue.x-k8s.io/v1beta2/clusterqueues/cq"
     assert content_type == "application/apply-patch+yaml"
     assert query == {"fieldManager": "kq", "force": "true"}
 
@@ -155,7 +156,7 @@ def test_kind_key_names_plural_and_group() -> None:
     assert kind_key("/api/v1/namespaces/a") == "namespaces"
     assert kind_key("/api/v1/namespaces") == "namespaces"
     assert (
-        kind_key("/apis/kueue.x-k8s.io/v1beta1/clusterqueues/cq") == "clusterqueues.kueue.x-k8s.io"
+        kind_key("/apis/kueue.x-k8s.io/v1beta2/clusterqueues/cq") == "clusterqueues.kueue.x-k8s.io"
     )
     assert kind_key("/apis/batch/v1/namespaces/a/jobs?watch=true") == "jobs.batch"
     assert kind_key("/version") == "/version"
@@ -195,7 +196,7 @@ async def test_behind_a_proxy_calls_go_through_it(monkeypatch: pytest.MonkeyPatc
             assert await client.get(CLUSTER_QUEUES, "cq") == {"kind": "ClusterQueue"}
         finally:
             await client.close()
-    assert seen == ["api.example/apis/kueue.x-k8s.io/v1beta1/clusterqueues/cq"]
+    assert seen == ["api.example/apis/kueue.x-k8s.io/v1beta2/clusterqueues/cq"]
 
 
 async def test_request_paths_are_percent_encoded_only_where_needed() -> None:
@@ -209,6 +210,6 @@ async def test_request_paths_are_percent_encoded_only_where_needed() -> None:
         await client.get(CLUSTER_QUEUES, "plain-name.v1_x~y")
         await client.get(CLUSTER_QUEUES, "with space")
     assert raw_paths == [
-        "/apis/kueue.x-k8s.io/v1beta1/clusterqueues/plain-name.v1_x~y",
-        "/apis/kueue.x-k8s.io/v1beta1/clusterqueues/with%20space",
+        "/apis/kueue.x-k8s.io/v1beta2/clusterqueues/plain-name.v1_x~y",
+        "/apis/kueue.x-k8s.io/v1beta2/clusterqueues/with%20space",
     ]

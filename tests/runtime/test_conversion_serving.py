@@ -130,17 +130,22 @@ async def test_the_ca_goes_into_webhook_converted_crds_only(
         "strategy": "Webhook",
         "webhook": {"conversionReviewVersions": ["v1"], "clientConfig": {"url": url}},
     }
+    elsewhere = {"strategy": "Webhook", "webhook": {"conversionReviewVersions": ["v1"],
+                 "clientConfig": {"url": "https://127.0.0.1:10/convert"}}}  # fmt: skip
     by_webhook = _crd(f"hook-{tag}.kqtest.example.com", webhook)
     plain = _crd(f"none-{tag}.kqtest.example.com", {"strategy": "None"})
-    names = [c["metadata"]["name"] for c in (by_webhook, plain)]
+    by_another = _crd(f"other-{tag}.kqtest.example.com", elsewhere)
+    names = [c["metadata"]["name"] for c in (by_webhook, plain, by_another)]
     async with await KubeClient.connect(cluster.kubeconfig) as client:
-        for crd in (by_webhook, plain):
+        for crd in (by_webhook, plain, by_another):
             await client.create(CUSTOM_RESOURCE_DEFINITIONS, crd)
         try:
             # kube-apiserver parses a CRD's caBundle: it must be a real certificate.
             await asyncio.to_thread(certs.generate, tmp_path, ["kq-webhook.kq.svc"])
             pem = (tmp_path / "ca.crt").read_bytes()
-            await inject_conversion_ca_bundle(client, pem, [*names, "absent.kqtest.example.com"])
+            await inject_conversion_ca_bundle(
+                client, pem, [*names, "absent.kqtest.example.com"], port=9
+            )
             injected = await client.get(CUSTOM_RESOURCE_DEFINITIONS, names[0])
             assert _client_config(injected) == {
                 "url": url,
@@ -148,9 +153,12 @@ async def test_the_ca_goes_into_webhook_converted_crds_only(
             }
             untouched = await client.get(CUSTOM_RESOURCE_DEFINITIONS, names[1])
             assert untouched["spec"]["conversion"] == {"strategy": "None"}
+            # Another process's webhook (by URL, not on our port) keeps its own CA.
+            other = await client.get(CUSTOM_RESOURCE_DEFINITIONS, names[2])
+            assert "caBundle" not in _client_config(other)
 
             # Every replica publishes the same CA: the second one writes nothing.
-            await inject_conversion_ca_bundle(client, pem, names)
+            await inject_conversion_ca_bundle(client, pem, names, port=9)
             again = await client.get(CUSTOM_RESOURCE_DEFINITIONS, names[0])
             version = again["metadata"]["resourceVersion"]
             assert version == injected["metadata"]["resourceVersion"]

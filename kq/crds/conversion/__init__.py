@@ -2,7 +2,8 @@
 
 ``convert(obj, "kueue.x-k8s.io/v1beta2")`` is what the embedded API server runs between served
 versions and what ``kq run``'s conversion webhook answers: a pure function of the object.
-kq itself reads and writes v1beta1 only; the server converts for clients of v1beta2.
+and what kq's own client runs at its edge (``kq.runtime.storage_version``), since the server
+stores v1beta2 and kq's model is v1beta1-shaped.
 """
 
 from __future__ import annotations

@@ -27,10 +27,10 @@ have the same fields in both versions.
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Callable
 from typing import Any
 
+from kq import jsoncodec
 from kq.crds.conversion import topology
 
 Obj = dict[str, Any]
@@ -46,6 +46,13 @@ _REF_OF_SOURCE = {
 _SOURCE_OF_REF = {ref: source for source, ref in _REF_OF_SOURCE.items()}
 # Deprecated v1beta1 names of MayStopSearch, which v1beta2 no longer accepts.
 _OLD_FUNGIBILITY = {"whenCanBorrow": "Borrow", "whenCanPreempt": "Preempt"}
+
+
+def _copy(obj: Obj) -> Obj:
+    # An object's tree through orjson: several times faster than copy.deepcopy, and kq's own
+    # client converts every Workload it reads and writes (kq.runtime.storage_version).
+    copied: Obj = jsoncodec.loads(jsoncodec.dumps(obj))
+    return copied
 
 
 def _dict_at(obj: Any, *path: str) -> dict[str, Any] | None:
@@ -75,7 +82,7 @@ def _each(items: Any) -> list[dict[str, Any]]:
 
 
 def cluster_queue_up(obj: Obj) -> Obj:
-    out = copy.deepcopy(obj)
+    out = _copy(obj)
     spec = _dict_at(out, "spec")
     _rename(spec, "cohort", "cohortName")
     if spec is not None:
@@ -93,7 +100,7 @@ def cluster_queue_up(obj: Obj) -> Obj:
 
 
 def cluster_queue_down(obj: Obj) -> Obj:
-    out = copy.deepcopy(obj)
+    out = _copy(obj)
     spec = _dict_at(out, "spec")
     _rename(spec, "cohortName", "cohort")
     _drop(spec, "concurrentAdmissionPolicy")
@@ -101,7 +108,7 @@ def cluster_queue_down(obj: Obj) -> Obj:
 
 
 def cohort_up(obj: Obj) -> Obj:
-    out = copy.deepcopy(obj)
+    out = _copy(obj)
     _drop(_dict_at(out, "status", "fairSharing"), "admissionFairSharingStatus")
     return out
 
@@ -110,7 +117,7 @@ def cohort_up(obj: Obj) -> Obj:
 
 
 def local_queue_up(obj: Obj) -> Obj:
-    out = copy.deepcopy(obj)
+    out = _copy(obj)
     status = _dict_at(out, "status")
     _rename(status, "flavorUsage", "flavorsUsage")
     _drop(status, "flavors")
@@ -118,7 +125,7 @@ def local_queue_up(obj: Obj) -> Obj:
 
 
 def local_queue_down(obj: Obj) -> Obj:
-    out = copy.deepcopy(obj)
+    out = _copy(obj)
     _rename(_dict_at(out, "status"), "flavorsUsage", "flavorUsage")
     return out
 
@@ -127,7 +134,7 @@ def local_queue_down(obj: Obj) -> Obj:
 
 
 def workload_up(obj: Obj) -> Obj:
-    out = copy.deepcopy(obj)
+    out = _copy(obj)
     spec = _dict_at(out, "spec")
     if spec is not None:
         name = spec.pop("priorityClassName", None)
@@ -141,7 +148,7 @@ def workload_up(obj: Obj) -> Obj:
 
 
 def workload_down(obj: Obj) -> Obj:
-    out = copy.deepcopy(obj)
+    out = _copy(obj)
     spec = _dict_at(out, "spec")
     if spec is not None:
         ref = spec.pop("priorityClassRef", None)
@@ -181,13 +188,13 @@ RETRY_DELAY_MINUTES_DEFAULT = 15
 
 
 def admission_check_up(obj: Obj) -> Obj:
-    out = copy.deepcopy(obj)
+    out = _copy(obj)
     _drop(_dict_at(out, "spec"), "retryDelayMinutes")
     return out
 
 
 def admission_check_down(obj: Obj) -> Obj:
-    out = copy.deepcopy(obj)
+    out = _copy(obj)
     spec = _dict_at(out, "spec")
     # v1beta1's schema default, which the API server would add on the way out anyway.
     if spec is not None:
@@ -196,7 +203,7 @@ def admission_check_down(obj: Obj) -> Obj:
 
 
 def same(obj: Obj) -> Obj:
-    return copy.deepcopy(obj)
+    return _copy(obj)
 
 
 # kind -> (v1beta1 -> v1beta2, v1beta2 -> v1beta1)

@@ -2,8 +2,9 @@
 restructured, removed or added (``kq.crds.conversion.kinds`` lists them), served beside v1beta1.
 
 Deriving v1beta2 from v1beta1 keeps the two versions' shared fields identical by construction.
-kq stores v1beta1, the version it reads and writes itself, so its own requests are never
-converted; v1beta1 carries Kueue's deprecation warning.
+v1beta2 is the storage version, as in Kueue v0.19; v1beta1 carries Kueue's deprecation warning.
+kq speaks v1beta2 on the wire and converts to its v1beta1-shaped model itself
+(``kq.runtime.storage_version``), so its own requests need no conversion webhook.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from kq.crds.schema import Schema, array, date_time, dns_subdomain, obj, string
 
 V1BETA1 = "v1beta1"
 V1BETA2 = "v1beta2"
-STORAGE_VERSION = V1BETA1
+STORAGE_VERSION = V1BETA2
 DEPRECATION_WARNING = "This version is deprecated. Use v1beta2 instead."
 MAX_PREEMPTION_GATES = 8
 
