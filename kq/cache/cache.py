@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from kq.api.admissioncheck import AdmissionCheck
 from kq.api.clusterqueue import ClusterQueue
@@ -117,7 +117,7 @@ class Cache:
     def mark_admitted(self, key: str, admitted: bool = True) -> None:
         cached = self._workloads.get(key)
         if cached is not None:
-            self._workloads[key] = replace(cached, admitted=admitted, assumed=False)
+            self._workloads[key] = CachedWorkload(cached.info, admitted, assumed=False)
 
     def delete_workload(self, key: str) -> WorkloadInfo | None:
         """Release the workload's quota (finished, deleted, or reservation cleared)."""
