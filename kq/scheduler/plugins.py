@@ -40,6 +40,13 @@ class AdmissionPlugins:
     def unknown(self, cq: ClusterQueue) -> str | None:
         """Why ``cq`` names a plugin nobody registered, or ``None``: such a queue is inactive,
         so the cycle only ever sees queues whose plugins exist."""
+        if (
+            cq.queueing_strategy in self.strategies
+            and cq.flavor_assigner in self.assigners
+            and cq.preemption_policy in self.preemptors
+            and cq.hot_swap_policy in self.hot_swaps
+        ):
+            return None  # asked of every head: answered without building the table below
         for kind, name, registered in (
             ("queueing strategy", cq.queueing_strategy, self.strategies),
             ("flavor assigner", cq.flavor_assigner, self.assigners),

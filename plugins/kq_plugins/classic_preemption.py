@@ -150,7 +150,8 @@ class ClassicPreemption:
 
 def _over_quota(snapshot: Snapshot, node: QuotaNode, needed: set[FlavorResource]) -> bool:
     """Some needed FR is used beyond the node's subtree quota (its nominal, for a queue)."""
-    return any(snapshot.usage.get(node, fr) > node.subtree.get(fr, 0) for fr in needed)
+    used, subtree = snapshot.usage.of(node), node.subtree  # asked of every sibling queue
+    return any(used.get(fr, 0) > subtree.get(fr, 0) for fr in needed)
 
 
 def _valid(

@@ -41,4 +41,4 @@ def candidate_order(
 
 
 def uses(info: WorkloadInfo, needed: set[FlavorResource]) -> bool:
-    return any(fr in needed for fr in info.usage)
+    return not needed.isdisjoint(info.usage)  # in C: asked of every workload in the cohort
