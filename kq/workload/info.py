@@ -21,21 +21,21 @@ class WorkloadInfo:
     queue_time: float = 0.0
     usage: Mapping[FlavorResource, int] = field(default_factory=dict)
     key: str = field(init=False, repr=False, compare=False)
+    priority: int = field(init=False, repr=False, compare=False)
+    """The effective priority, ``spec.priority`` plus the boost: what ordering and preemption
+    compare (Kueue's ``EffectivePriority``), summed once here rather than per comparison."""
     shape: Shape = field(init=False, repr=False, compare=False)
     """What decides whether it fits, as Kueue's scheduling equivalence hash: workloads of one
     shape in one ClusterQueue fit or fail together."""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "key", self.obj.key)
+        object.__setattr__(self, "priority", self.obj.priority + self.obj.priority_boost)
         object.__setattr__(self, "shape", scheduling_shape(self.obj))
-
-    @property
-    def priority(self) -> int:
-        return self.obj.priority
 
     def order_key(self) -> tuple[int, float, str]:
         """Heap order: higher priority, then older queue time, then UID (name if none)."""
-        return (-self.obj.priority, self.queue_time, self.obj.uid or self.obj.key)
+        return (-self.priority, self.queue_time, self.obj.uid or self.obj.key)
 
 
 def with_obj(
@@ -47,6 +47,7 @@ def with_obj(
     if (
         obj.pod_sets is not old.pod_sets
         or obj.priority != old.priority
+        or obj.priority_boost != old.priority_boost
         or obj.reclaimable_pods is not old.reclaimable_pods
     ):
         return WorkloadInfo(obj, info.cluster_queue, info.queue_time, usage)
@@ -57,6 +58,7 @@ def with_obj(
         ("queue_time", info.queue_time),
         ("usage", usage),
         ("key", info.key),
+        ("priority", info.priority),
         ("shape", info.shape),
     ):
         object.__setattr__(new, name, value)
@@ -64,10 +66,10 @@ def with_obj(
 
 
 def scheduling_shape(workload: Workload) -> Shape:
-    """Priority and, per pod set, its effective count, requests and node constraints."""
+    """Effective priority and, per pod set, its effective count, requests and node constraints."""
     reclaimable = workload.reclaimable_pods
     return (
-        workload.priority,
+        workload.priority + workload.priority_boost,
         *(
             (
                 ps.name,
