@@ -48,7 +48,12 @@ def grace_seconds(rt: ResourceType, live: Obj, options: dict[str, Any]) -> int:
     grace = options.get("gracePeriodSeconds")
     if grace is None:
         grace = spec.get("terminationGracePeriodSeconds", 30)
-    return max(int(grace), 0)
+    return _at_least_one_if_negative(int(grace))
+
+
+def _at_least_one_if_negative(grace: int) -> int:
+    """kube-apiserver reads a negative period as 1 s on the delete path."""
+    return grace if grace >= 0 else 1
 
 
 def mark_deleting(meta: dict[str, Any], grace: int) -> None:
@@ -57,6 +62,17 @@ def mark_deleting(meta: dict[str, Any], grace: int) -> None:
         when = datetime.now(UTC) + timedelta(seconds=grace)
         meta["deletionTimestamp"] = when.strftime("%Y-%m-%dT%H:%M:%SZ")
         meta["deletionGracePeriodSeconds"] = grace
+
+
+def finalized(meta: dict[str, Any], old_meta: dict[str, Any]) -> bool:
+    """Whether an update leaves a deleting object without finalizers and so removes it.
+
+    As kube-apiserver's ShouldDeleteDuringUpdate: only once its grace period is none or 0; a pod
+    still in its period stays until a delete ends it (the kubelet's, with grace 0).
+    """
+    if meta.get("finalizers") or not old_meta.get("deletionTimestamp"):
+        return False
+    return not old_meta.get("deletionGracePeriodSeconds")
 
 
 def orphan(store: Store, uid: str) -> None:
