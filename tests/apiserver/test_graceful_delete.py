@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import datetime, timedelta
 from typing import Any
 
 import pytest
@@ -80,3 +81,45 @@ async def test_a_negative_grace_period_is_one_second(api: client.ApiClient, name
     await v1.patch_namespaced_pod("negative", namespace, {"metadata": {"finalizers": None}})
     await v1.delete_namespaced_pod("negative", namespace, grace_period_seconds=0)
     await _gone(v1, namespace, "negative")
+
+
+async def test_a_shorter_grace_period_moves_the_deletion_earlier(
+    api: client.ApiClient, namespace: str
+) -> None:
+    v1 = client.CoreV1Api(api)
+    await v1.create_namespaced_pod(namespace, _bound_pod("slow", f"{namespace}-node"))  # type: ignore[arg-type]
+    first = await _terminating(v1, namespace, "slow", 30)
+    await v1.delete_namespaced_pod("slow", namespace, grace_period_seconds=60)
+    longer = (await v1.read_namespaced_pod("slow", namespace)).metadata
+    assert longer.deletion_grace_period_seconds == 30
+    assert longer.deletion_timestamp == first.deletion_timestamp
+    await v1.delete_namespaced_pod("slow", namespace, grace_period_seconds=10)
+    shorter = (await v1.read_namespaced_pod("slow", namespace)).metadata
+    assert shorter.deletion_grace_period_seconds == 10
+    moved: timedelta = first.deletion_timestamp - shorter.deletion_timestamp
+    assert moved == timedelta(seconds=20)
+    await v1.delete_namespaced_pod("slow", namespace, grace_period_seconds=0)
+    with pytest.raises(ApiException) as info:
+        await v1.read_namespaced_pod("slow", namespace)
+    assert info.value.status == 404
+
+
+async def test_grace_zero_on_a_terminating_pod_with_a_finalizer_ends_its_period_now(
+    api: client.ApiClient, namespace: str
+) -> None:
+    v1 = client.CoreV1Api(api)
+    pod = _bound_pod("held", f"{namespace}-node", ["example.com/hold"])
+    await v1.create_namespaced_pod(namespace, pod)  # type: ignore[arg-type]
+    first = await _terminating(v1, namespace, "held", 30)
+    await v1.delete_namespaced_pod("held", namespace, grace_period_seconds=0)
+    held = (await v1.read_namespaced_pod("held", namespace)).metadata
+    assert held.deletion_grace_period_seconds == 0
+    # Its period had not run out, so it ends now: between the first delete and its old end.
+    assert held.deletion_timestamp < first.deletion_timestamp
+    assert held.deletion_timestamp >= first.deletion_timestamp - timedelta(seconds=30)
+    assert held.deletion_timestamp <= datetime.now(held.deletion_timestamp.tzinfo)
+    patch = {"metadata": {"finalizers": None}}
+    await v1.patch_namespaced_pod("held", namespace, patch)
+    with pytest.raises(ApiException) as info:
+        await v1.read_namespaced_pod("held", namespace)
+    assert info.value.status == 404

@@ -304,12 +304,13 @@ class Api:
         if policy == "Foreground" and dependents and "foregroundDeletion" not in finalizers:
             finalizers.append("foregroundDeletion")
             new_meta["finalizers"] = finalizers
-        grace = deletion.grace_seconds(rt, live, options)
+        grace = deletion.next_grace(rt, live, options)
         if rt == NAMESPACE:
             new.setdefault("status", {})["phase"] = "Terminating"
-        elif not finalizers and not grace:
+        elif not finalizers and grace == 0:
             return self._remove(rt, live, ctx), True
-        deletion.mark_deleting(new_meta, grace)
+        if grace is not None:
+            deletion.mark_deleting(new_meta, grace)
         if new == live:
             return live, False
         return self._write(rt, new, live, ctx), False

@@ -56,12 +56,41 @@ def _at_least_one_if_negative(grace: int) -> int:
     return grace if grace >= 0 else 1
 
 
-def mark_deleting(meta: dict[str, Any], grace: int) -> None:
-    """Start graceful deletion, unless it has started already."""
+def next_grace(rt: ResourceType, live: Obj, options: dict[str, Any]) -> int | None:
+    """The grace period this delete leaves the object with; None leaves it as it is.
+
+    A deletion already started keeps its period unless the delete asks for a shorter one; one
+    started without a period (0) is finished by any delete.
+    """
+    meta = live["metadata"]
     if not meta.get("deletionTimestamp"):
-        when = datetime.now(UTC) + timedelta(seconds=grace)
-        meta["deletionTimestamp"] = when.strftime("%Y-%m-%dT%H:%M:%SZ")
-        meta["deletionGracePeriodSeconds"] = grace
+        return grace_seconds(rt, live, options)
+    current = int(meta.get("deletionGracePeriodSeconds") or 0)
+    asked = options.get("gracePeriodSeconds")
+    if current <= 0:
+        return 0
+    if asked is None:
+        return None
+    asked = _at_least_one_if_negative(int(asked))
+    return asked if asked < current else None
+
+
+def mark_deleting(meta: dict[str, Any], grace: int) -> None:
+    """Start graceful deletion, or shorten a started one to ``grace`` seconds."""
+    now = datetime.now(UTC).replace(microsecond=0)
+    started = meta.get("deletionTimestamp")
+    if not started:
+        when = now + timedelta(seconds=grace)
+    else:
+        current = int(meta.get("deletionGracePeriodSeconds") or 0)
+        if grace >= current:
+            return
+        when = datetime.fromisoformat(started) - timedelta(seconds=current - grace)
+        if when < now:
+            # The period has run out already: end it now, still gracefully if grace was asked.
+            when, grace = now, min(grace, 1)
+    meta["deletionTimestamp"] = when.strftime("%Y-%m-%dT%H:%M:%SZ")
+    meta["deletionGracePeriodSeconds"] = grace
 
 
 def finalized(meta: dict[str, Any], old_meta: dict[str, Any]) -> bool:
