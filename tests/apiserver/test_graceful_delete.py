@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -99,9 +100,7 @@ async def test_a_shorter_grace_period_moves_the_deletion_earlier(
     moved: timedelta = first.deletion_timestamp - shorter.deletion_timestamp
     assert moved == timedelta(seconds=20)
     await v1.delete_namespaced_pod("slow", namespace, grace_period_seconds=0)
-    with pytest.raises(ApiException) as info:
-        await v1.read_namespaced_pod("slow", namespace)
-    assert info.value.status == 404
+    await _gone(v1, namespace, "slow")
 
 
 async def test_grace_zero_on_a_terminating_pod_with_a_finalizer_ends_its_period_now(
@@ -114,12 +113,27 @@ async def test_grace_zero_on_a_terminating_pod_with_a_finalizer_ends_its_period_
     await v1.delete_namespaced_pod("held", namespace, grace_period_seconds=0)
     held = (await v1.read_namespaced_pod("held", namespace)).metadata
     assert held.deletion_grace_period_seconds == 0
-    # Its period had not run out, so it ends now: between the first delete and its old end.
-    assert held.deletion_timestamp < first.deletion_timestamp
-    assert held.deletion_timestamp >= first.deletion_timestamp - timedelta(seconds=30)
+    # Earlier by its whole period: when the first delete was made, so not after now.
+    assert held.deletion_timestamp == first.deletion_timestamp - timedelta(seconds=30)
     assert held.deletion_timestamp <= datetime.now(held.deletion_timestamp.tzinfo)
     patch = {"metadata": {"finalizers": None}}
     await v1.patch_namespaced_pod("held", namespace, patch)
-    with pytest.raises(ApiException) as info:
-        await v1.read_namespaced_pod("held", namespace)
-    assert info.value.status == 404
+    await _gone(v1, namespace, "held")
+
+
+async def test_a_shortened_period_that_has_run_out_ends_in_the_past(
+    api: client.ApiClient, namespace: str
+) -> None:
+    v1 = client.CoreV1Api(api)
+    pod = _bound_pod("late", f"{namespace}-node", ["example.com/hold"])
+    await v1.create_namespaced_pod(namespace, pod)  # type: ignore[arg-type]
+    first = await _terminating(v1, namespace, "late", 2)
+    await asyncio.sleep(2.5)
+    await v1.delete_namespaced_pod("late", namespace, grace_period_seconds=1)
+    late = (await v1.read_namespaced_pod("late", namespace)).metadata
+    # Earlier by the difference of the periods though that is past: not clamped to now.
+    assert late.deletion_grace_period_seconds == 1
+    assert late.deletion_timestamp == first.deletion_timestamp - timedelta(seconds=1)
+    await v1.patch_namespaced_pod("late", namespace, {"metadata": {"finalizers": None}})
+    await v1.delete_namespaced_pod("late", namespace, grace_period_seconds=0)
+    await _gone(v1, namespace, "late")

@@ -77,18 +77,15 @@ def next_grace(rt: ResourceType, live: Obj, options: dict[str, Any]) -> int | No
 
 def mark_deleting(meta: dict[str, Any], grace: int) -> None:
     """Start graceful deletion, or shorten a started one to ``grace`` seconds."""
-    now = datetime.now(UTC).replace(microsecond=0)
     started = meta.get("deletionTimestamp")
     if not started:
-        when = now + timedelta(seconds=grace)
+        when = datetime.now(UTC) + timedelta(seconds=grace)
     else:
         current = int(meta.get("deletionGracePeriodSeconds") or 0)
         if grace >= current:
             return
+        # Earlier by the difference of the periods, as kube-apiserver does: possibly in the past.
         when = datetime.fromisoformat(started) - timedelta(seconds=current - grace)
-        if when < now:
-            # The period has run out already: end it now, still gracefully if grace was asked.
-            when, grace = now, min(grace, 1)
     meta["deletionTimestamp"] = when.strftime("%Y-%m-%dT%H:%M:%SZ")
     meta["deletionGracePeriodSeconds"] = grace
 
