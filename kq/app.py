@@ -57,6 +57,7 @@ async def install_controllers(manager: Manager, config: KqConfig) -> None:
         await _admission_writers(manager),
         config.fair_sharing.enable,
         config.admission_fair_sharing is not None,
+        config.feature_gates.get("PriorityBoost", False),
     )
     for path, handler in routes(hooks, kueue).items():
         manager.webhook.register(path, for_server(handler))

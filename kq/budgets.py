@@ -25,9 +25,12 @@ API_VERSION = f"{GROUP}/{VERSION}"
 
 TARGET_KINDS = ("ClusterQueue", "Cohort", "LocalQueue")
 ROLLING, CALENDAR = "Rolling", "Calendar"
-WAIT = "Wait"
-POLICIES = (WAIT,)
-"""Only ``Wait`` is implemented; the schema and the webhook refuse any other policy."""
+WAIT, LOWER_PRIORITY, BORROW = "Wait", "LowerPriority", "Borrow"
+POLICIES = (WAIT, LOWER_PRIORITY, BORROW)
+"""What a workload the budget cannot afford does: wait; go in at a lower priority (the budget's
+``priorityBoost``, negative, added to its priority); or go in only on capacity its ClusterQueue
+borrows from its cohort, never by preemption."""
+MIN_INT32 = -(2**31)
 
 STANDARD_RESOURCES = frozenset({"cpu", "memory", "ephemeral-storage", "pods"})
 _QUALIFIED = re.compile(
@@ -79,6 +82,8 @@ class Budget:
     limits: Mapping[str, float]
     """Per resource, the resource-seconds allowed per window, in Kueue units (cpu in milli)."""
     policy: str = WAIT
+    priority_boost: int = 0
+    """``LowerPriority`` only: the negative boost an over-budget workload is admitted with."""
 
 
 def resource_name_error(name: str) -> str | None:
@@ -100,7 +105,7 @@ def parse_budget(obj: Mapping[str, Any]) -> Budget:
         _target(spec.get("target") or {}),
         _window(spec.get("window") or {}),
         _limits(spec.get("resourceHours") or {}),
-        _policy(spec.get("whenExhausted", WAIT)),
+        *_policy(spec.get("whenExhausted", WAIT), spec.get("priorityBoost")),
     )
 
 
@@ -159,12 +164,25 @@ def _limits(raw: Mapping[str, Any]) -> dict[str, float]:
     return limits
 
 
-def _policy(value: object) -> str:
+def _policy(value: object, boost: object) -> tuple[str, int]:
     if value not in POLICIES:
         raise BudgetError(
-            f"spec.whenExhausted: {value!r} is not supported; kq implements only {WAIT}"
+            f"spec.whenExhausted: {value!r} is not supported; use one of {', '.join(POLICIES)}"
         )
-    return WAIT
+    if value != LOWER_PRIORITY:
+        if boost is not None:
+            raise BudgetError("spec.priorityBoost: only a LowerPriority budget has one")
+        return str(value), 0
+    if boost is None:
+        raise BudgetError(
+            "spec.priorityBoost: required with whenExhausted: LowerPriority (a negative "
+            "integer added to an over-budget workload's priority, e.g. -100)"
+        )
+    if not isinstance(boost, int) or isinstance(boost, bool) or not MIN_INT32 <= boost < 0:
+        raise BudgetError(
+            f"spec.priorityBoost: must be a negative 32-bit integer such as -100, got {boost!r}"
+        )
+    return LOWER_PRIORITY, boost
 
 
 def resource_hours(resource: str, amount_seconds: float) -> float:

@@ -163,7 +163,7 @@ HONOURED_GATES = {
     "PrioritizePreemptorWorkloads": True,
 }
 # Gates kq honours at either value.
-SWITCHABLE_GATES = {"DisableWaitForPodsReady", "AdmissionFairSharing"}
+SWITCHABLE_GATES = {"DisableWaitForPodsReady", "AdmissionFairSharing", "PriorityBoost"}
 
 
 def _feature_gates(raw: object) -> dict[str, bool]:

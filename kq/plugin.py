@@ -14,12 +14,21 @@ built-in ``budgets`` plugin and any other that reads Budgets.
 
 from kq.api.clusterqueue import TRY_NEXT_FLAVOR, USAGE_BASED_ADMISSION_FAIR_SHARING, ClusterQueue
 from kq.api.conditions import find as find_condition
+from kq.api.priority import LOWERED_BY_BUDGET_ANNOTATION, PRIORITY_BOOST_ANNOTATION, boost_error
 from kq.api.quantity import format_amount, parse_quantity, to_amount
 from kq.api.quotas import FlavorResource
 from kq.api.timestamps import parse_time
 from kq.api.topology import TopologyAssignment
 from kq.api.workload import EVICTED, QUOTA_RESERVED
-from kq.budgets import Budget, BudgetError, Window, parse_budget, resource_hours
+from kq.budgets import (
+    BORROW,
+    LOWER_PRIORITY,
+    Budget,
+    BudgetError,
+    Window,
+    parse_budget,
+    resource_hours,
+)
 from kq.cache.fair_share import DRS, dominant_resource_share
 from kq.cache.fair_share import NEGATIVE as NEGATIVE_DRS
 from kq.cache.fair_share import compare as compare_drs
@@ -36,6 +45,7 @@ from kq.queue.order import QueueOrder
 from kq.queue.requeue import RequeueReason
 from kq.queue.strategy import QueueingStrategy
 from kq.runtime.errors import ApiError
+from kq.runtime.events import EventRecorder
 from kq.runtime.resources import (
     BUDGETS,
     CLUSTER_QUEUES,
@@ -67,6 +77,7 @@ from kq.workload.status import condition as make_condition
 from kq.workload.status import rfc3339
 
 __all__ = [
+    "BORROW",
     "BUDGETS",
     "CLUSTER_QUEUES",
     "COHORTS",
@@ -77,8 +88,11 @@ __all__ = [
     "IN_COHORT_RECLAIM_WHILE_BORROWING",
     "IN_COHORT_RECLAMATION",
     "LOCAL_QUEUES",
+    "LOWERED_BY_BUDGET_ANNOTATION",
+    "LOWER_PRIORITY",
     "METRICS_REGISTRY",
     "NEGATIVE_DRS",
+    "PRIORITY_BOOST_ANNOTATION",
     "QUOTA_RESERVED",
     "TRY_NEXT_FLAVOR",
     "USAGE_BASED_ADMISSION_FAIR_SHARING",
@@ -91,6 +105,7 @@ __all__ = [
     "ClusterQueue",
     "ClusterQueueSnapshot",
     "ControllerContext",
+    "EventRecorder",
     "FlavorAssigner",
     "FlavorOption",
     "FlavorResource",
@@ -116,6 +131,7 @@ __all__ = [
     "Window",
     "WorkloadInfo",
     "affected_slices",
+    "boost_error",
     "choose_by_fungibility",
     "compare_drs",
     "dominant_resource_share",

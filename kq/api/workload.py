@@ -97,6 +97,9 @@ class Workload:
     reclaimable_pods: Mapping[str, int] = field(default_factory=dict)
     priority_class_source: str = ""
     """Where the priority came from: a WorkloadPriorityClass, a pod PriorityClass, or ``""``."""
+    priority_boost: int = 0
+    """``kueue.x-k8s.io/priority-boost`` when honoured (``kq.api.priority.priority_boost``):
+    the feed sets it, so that ordering and preemption weigh ``priority + priority_boost``."""
     key: str = field(init=False, repr=False, compare=False)
     """``namespace/name``, computed once: it is looked up on every queue and cache operation."""
 
@@ -140,6 +143,7 @@ class Workload:
             admission,
             self.reclaimable_pods,
             self.priority_class_source,
+            self.priority_boost,
         )
 
     def queue_order_time(self, eviction_timestamp: bool = True) -> float:

@@ -15,7 +15,11 @@ from kq.api.conditions import is_true
 from kq.api.invalid import Invalid
 from kq.api.limitrange import Limits, parse_limit_range, summarize
 from kq.api.localqueue import LocalQueue, parse_local_queue
-from kq.api.priority import WORKLOAD_PRIORITY_CLASS_SOURCE
+from kq.api.priority import (
+    PRIORITY_BOOST_ANNOTATION,
+    WORKLOAD_PRIORITY_CLASS_SOURCE,
+    priority_boost,
+)
 from kq.api.resourceflavor import ResourceFlavor, parse_resource_flavor
 from kq.api.workload import Workload, parse_workload
 from kq.cache.cache import Cache
@@ -60,6 +64,7 @@ class CoreFeed:
         """Quota holders whose admission kq does not trust (``Scheduler.untrusted``), to evict."""
         self._plugins = plugins
         self.fair_sharing = plugins.fair_sharing is not None
+        self._priority_boost = plugins.priority_boost
         self._workloads = workloads
         self._on_change = on_change
         self._workload_classes: dict[str, int] = {}
@@ -258,7 +263,13 @@ class CoreFeed:
             self.to_distrust.discard(key)
 
     def _with_priority(self, workload: Workload, obj: Object) -> Workload:
-        """A Workload naming a class but no value takes the class's value, as its webhook."""
+        """A Workload naming a class but no value takes the class's value, as its webhook; and
+        its priority boost, when honoured."""
+        annotations = (obj.get("metadata") or {}).get("annotations")
+        if annotations and PRIORITY_BOOST_ANNOTATION in annotations:
+            boost = priority_boost(annotations, self._priority_boost)
+            if boost:
+                workload = dataclasses.replace(workload, priority_boost=boost)
         spec = obj.get("spec") or {}
         name = spec.get("priorityClassName")
         if not name or spec.get("priority") is not None:

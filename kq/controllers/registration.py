@@ -24,7 +24,11 @@ def register_admission(
     Returns the queues the visibility API reads: the controller's once it runs.
     """
     informers = {resource: manager.informer(resource) for resource in WATCHED}
-    plugins = load_admission_plugins(pm, config.fair_sharing.strategies_if_enabled())
+    plugins = load_admission_plugins(
+        pm,
+        config.fair_sharing.strategies_if_enabled(),
+        config.feature_gates.get("PriorityBoost", False),
+    )
     observers = load_observers(pm)
     pods_ready = config.wait_for_pods_ready
     by_eviction = not pods_ready.enable or pods_ready.requeuing_strategy.timestamp == "Eviction"

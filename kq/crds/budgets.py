@@ -67,9 +67,20 @@ def _spec() -> dict[str, Any]:
             ),
             "whenExhausted": string(
                 enum=api.POLICIES,
-                default=api.POLICIES[0],
-                description="Wait: a workload that would exceed the budget stays pending.",
+                default=api.WAIT,
+                description="What a workload that would exceed the budget does. Wait: it stays "
+                "pending. LowerPriority: it is admitted at its priority plus priorityBoost. "
+                "Borrow: it is admitted only on capacity its ClusterQueue borrows from its "
+                "cohort, never by preemption.",
             ),
+            "priorityBoost": {
+                **integer(
+                    minimum=api.MIN_INT32,
+                    description="LowerPriority only (and required there): added to an "
+                    "over-budget workload's priority, as Kueue's kueue.x-k8s.io/priority-boost.",
+                ),
+                "maximum": -1,
+            },
         },
         required=("target", "window", "resourceHours"),
     )

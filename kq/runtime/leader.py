@@ -164,8 +164,10 @@ class LeaderElector:
             return
         spec = dict(lease.get("spec") or {})
         spec.update(holderIdentity=None, leaseDurationSeconds=1, renewTime=rfc3339_micro())
+        # As client-go: the release may take up to the renew deadline, since a lost release
+        # costs the successor a whole lease duration.
         try:
-            async with asyncio.timeout(self.settings.retry_period):
+            async with asyncio.timeout(self.settings.renew_deadline):
                 await self._client.replace(LEASES, {**lease, "spec": spec})
             self._log.info("lease released")
         except (ApiError, TimeoutError) as exc:

@@ -97,6 +97,8 @@ def webhook_configurations(
             (
                 ("kueue.x-k8s.io", "v1beta1", "clusterqueues"),
                 ("kueue.x-k8s.io", "v1beta1", "cohorts"),
+                # The priority-boost annotation, checked when the gate is on.
+                ("kueue.x-k8s.io", "v1beta1", "workloads"),
                 ("kq.dev", "v1alpha1", "budgets"),
             ),
         ),

@@ -33,6 +33,8 @@ class AdmissionPlugins:
     """Fair sharing's preemption strategies, when the configuration turns it on."""
     queue_order: OrderFor | None = None
     """``kq_queue_order``: a plugin's order of a ClusterQueue's pending workloads."""
+    priority_boost: bool = False
+    """Feature gate ``PriorityBoost``: Workloads' ``kueue.x-k8s.io/priority-boost`` counts."""
 
     def order_for(self, cq: ClusterQueue) -> QueueOrder | None:
         return None if self.queue_order is None else self.queue_order(cq)
@@ -104,9 +106,12 @@ def _veto(hook: HookCaller) -> Veto | None:
 
 
 def load_admission_plugins(
-    pm: pluggy.PluginManager, fair_sharing: tuple[str, ...] | None = None
+    pm: pluggy.PluginManager,
+    fair_sharing: tuple[str, ...] | None = None,
+    priority_boost: bool = False,
 ) -> AdmissionPlugins:
-    """Collect the registered classes, instantiate each once, and wire the veto hook."""
+    """Collect the registered classes, instantiate each once, and wire the veto hook;
+    ``priority_boost``: the ``PriorityBoost`` gate, which the core's inputs follow."""
     strategies = collect_registrations(
         pm, "kq_register_queueing_strategies", _named("queueing strategy")
     )
@@ -133,4 +138,5 @@ def load_admission_plugins(
         hot_swaps={name: hot_swaps[name]() for name in hot_swaps},
         fair_sharing=fair_sharing,
         queue_order=queue_order,
+        priority_boost=priority_boost,
     )

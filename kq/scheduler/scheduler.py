@@ -175,7 +175,10 @@ def _may_free_room(old: CachedWorkload, new: Workload) -> bool:
 
 
 def _priority_changed(old: Workload, new: Workload) -> bool:
-    """Only a WorkloadPriorityClass priority is followed; a pod PriorityClass's is fixed."""
+    """Only a WorkloadPriorityClass priority is followed (a pod PriorityClass's is fixed), and
+    the boost, as Kueue requeues on a change of its annotation."""
+    if new.priority_boost != old.priority_boost:
+        return True
     if (
         old.priority_class_source == POD_PRIORITY_CLASS_SOURCE
         or new.priority_class_source != WORKLOAD_PRIORITY_CLASS_SOURCE

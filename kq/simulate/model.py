@@ -156,7 +156,8 @@ def load_plugins(config: KqConfig) -> tuple[AdmissionPlugins, Any]:
     """The plugins ``kq run`` would load with this configuration, and its plugin manager."""
     pm = build_plugin_manager(config.plugins)
     pm.hook.kq_configure.call_historic(kwargs={"config": config})
-    return load_admission_plugins(pm, config.fair_sharing.strategies_if_enabled()), pm
+    boost = config.feature_gates.get("PriorityBoost", False)
+    return load_admission_plugins(pm, config.fair_sharing.strategies_if_enabled(), boost), pm
 
 
 def build_core(setup: Setup, model: Model) -> Core:

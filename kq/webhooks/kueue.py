@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Collection
 from typing import Any
 
+from kq.api.priority import PRIORITY_BOOST_ANNOTATION, boost_error
 from kq.budgets import GROUP as BUDGETS_GROUP
 from kq.webhooks.budgets import validate_budget
 from kq.webhooks.review import Handler, Review, allowed, denied, request_kind, request_of
@@ -31,10 +32,12 @@ def kueue_validator(
     admission_writers: Collection[str] | None,
     fair_sharing: bool = False,
     admission_fair_sharing: bool = False,
+    priority_boost: bool = False,
 ) -> Handler:
     """``admission_writers``: the users who may change a Workload's ``status.admission``
     (kq's own identity); None lets anyone, as Kueue does. ``fair_sharing``: whether it is on,
-    so that weights are used; ``admission_fair_sharing``: so that admission scopes are."""
+    so that weights are used; ``admission_fair_sharing``: so that admission scopes are;
+    ``priority_boost``: the gate, under which a Workload's boost must parse, as Kueue's."""
 
     def validate(review: Review) -> Review:
         request = request_of(review)
@@ -50,6 +53,10 @@ def kueue_validator(
                 return denied(uid, refusal)
         if request.get("operation") not in ("CREATE", "UPDATE"):
             return allowed(uid)
+        if kind == "Workload" and priority_boost:
+            refusal = _boost_refusal(request.get("object") or {})
+            if refusal is not None:
+                return denied(uid, refusal)
         spec = (request.get("object") or {}).get("spec") or {}
         unused = [FAIR_SHARING_WARNING] if "fairSharing" in spec and not fair_sharing else []
         if kind == "ClusterQueue":
@@ -80,6 +87,17 @@ def _admission_refusal(request: dict[str, Any], writers: Collection[str]) -> str
         f"status.admission is written by kq only: {user or 'this user'} may not set, change "
         "or clear it"
     )
+
+
+def _boost_refusal(workload: dict[str, Any]) -> str | None:
+    annotations = (workload.get("metadata") or {}).get("annotations") or {}
+    if PRIORITY_BOOST_ANNOTATION not in annotations:
+        return None
+    value = annotations[PRIORITY_BOOST_ANNOTATION]
+    error = boost_error(value) if isinstance(value, str) else "must be a string"
+    if error is None:
+        return None
+    return f"metadata.annotations[{PRIORITY_BOOST_ANNOTATION}]: Invalid value: {value!r}: {error}"
 
 
 def cluster_queue_warnings(cluster_queue: dict[str, Any]) -> list[str]:

@@ -13,7 +13,7 @@ from kq.api.workload import EVICTED, REQUEUED, Admission, Workload
 class Shape:
     """A scheduling shape with its hash computed once: the queues key several maps by it on
     every push and pop, and hashing the parts anew walks the pod sets' selector dataclasses
-    each time (a tenth of mode A's queue work)."""
+    each time (mode A made 635,000 dataclass ``__hash__`` and 287,000 ``__eq__`` calls)."""
 
     __slots__ = ("_hash", "parts")
 
@@ -44,21 +44,21 @@ class WorkloadInfo:
     queue_time: float = 0.0
     usage: Mapping[FlavorResource, int] = field(default_factory=dict)
     key: str = field(init=False, repr=False, compare=False)
+    priority: int = field(init=False, repr=False, compare=False)
+    """The effective priority, ``spec.priority`` plus the boost: what ordering and preemption
+    compare (Kueue's ``EffectivePriority``), summed once here rather than per comparison."""
     shape: Shape = field(init=False, repr=False, compare=False)
     """What decides whether it fits, as Kueue's scheduling equivalence hash: workloads of one
     shape in one ClusterQueue fit or fail together."""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "key", self.obj.key)
+        object.__setattr__(self, "priority", self.obj.priority + self.obj.priority_boost)
         object.__setattr__(self, "shape", scheduling_shape(self.obj))
-
-    @property
-    def priority(self) -> int:
-        return self.obj.priority
 
     def order_key(self) -> tuple[int, float, str]:
         """Heap order: higher priority, then older queue time, then UID (name if none)."""
-        return (-self.obj.priority, self.queue_time, self.obj.uid or self.obj.key)
+        return (-self.priority, self.queue_time, self.obj.uid or self.obj.key)
 
 
 def with_obj(
@@ -70,6 +70,7 @@ def with_obj(
     if (
         obj.pod_sets is not old.pod_sets
         or obj.priority != old.priority
+        or obj.priority_boost != old.priority_boost
         or obj.reclaimable_pods is not old.reclaimable_pods
     ):
         return WorkloadInfo(obj, info.cluster_queue, info.queue_time, usage)
@@ -80,6 +81,7 @@ def with_obj(
         ("queue_time", info.queue_time),
         ("usage", usage),
         ("key", info.key),
+        ("priority", info.priority),
         ("shape", info.shape),
     ):
         object.__setattr__(new, name, value)
@@ -93,7 +95,7 @@ comparing pod sets. Past the bound the table starts over: equal shapes still com
 
 
 def scheduling_shape(workload: Workload) -> Shape:
-    """Priority and, per pod set, its effective count, requests and node constraints."""
+    """Effective priority and, per pod set, its effective count, requests and node constraints."""
     parts = _shape_parts(workload)
     shape = _interned.get(parts)
     if shape is None:
@@ -106,7 +108,7 @@ def scheduling_shape(workload: Workload) -> Shape:
 def _shape_parts(workload: Workload) -> tuple[Hashable, ...]:
     reclaimable = workload.reclaimable_pods
     return (
-        workload.priority,
+        workload.priority + workload.priority_boost,
         *(
             (
                 ps.name,

@@ -20,6 +20,16 @@ def test_a_budget_parses_into_resource_seconds_in_kueue_units() -> None:
     assert parsed.policy == "Wait"
 
 
+def test_lower_priority_and_borrow_parse() -> None:
+    lower = budget("b", CQ, {"cpu": "1"})
+    lower["spec"].update({"whenExhausted": "LowerPriority", "priorityBoost": -100})
+    parsed = parse_budget(lower)
+    assert (parsed.policy, parsed.priority_boost) == ("LowerPriority", -100)
+    borrow = budget("b", CQ, {"cpu": "1"})
+    borrow["spec"]["whenExhausted"] = "Borrow"
+    assert (parse_budget(borrow).policy, parse_budget(borrow).priority_boost) == ("Borrow", 0)
+
+
 def test_a_calendar_window_starts_where_it_is_told() -> None:
     obj = budget("b", CQ, {"cpu": "1"}, "24h", CALENDAR)
     obj["spec"]["window"]["start"] = "2026-01-01T06:00:00Z"
@@ -37,7 +47,26 @@ def test_a_calendar_window_starts_where_it_is_told() -> None:
         ({"resourceHours": {"tpu": "10"}}, "spec.resourceHours[tpu]: unknown resource 'tpu'"),
         ({"resourceHours": {"cpu": "-1"}}, "spec.resourceHours[cpu]: must not be negative"),
         ({"resourceHours": {}}, "spec.resourceHours: at least one resource"),
-        ({"whenExhausted": "LowerPriority"}, "kq implements only Wait"),
+        (
+            {"whenExhausted": "Spend"},
+            "spec.whenExhausted: 'Spend' is not supported; use one of Wait, LowerPriority, Borrow",
+        ),
+        (
+            {"whenExhausted": "LowerPriority"},
+            "spec.priorityBoost: required with whenExhausted: LowerPriority",
+        ),
+        (
+            {"whenExhausted": "LowerPriority", "priorityBoost": 5},
+            "spec.priorityBoost: must be a negative 32-bit integer such as -100, got 5",
+        ),
+        ({"whenExhausted": "LowerPriority", "priorityBoost": 0}, "spec.priorityBoost: must be"),
+        ({"whenExhausted": "LowerPriority", "priorityBoost": "-5"}, "spec.priorityBoost: must be"),
+        (
+            {"whenExhausted": "LowerPriority", "priorityBoost": -(2**31) - 1},
+            "spec.priorityBoost: must be",
+        ),
+        ({"priorityBoost": -5}, "spec.priorityBoost: only a LowerPriority budget has one"),
+        ({"whenExhausted": "Borrow", "priorityBoost": -5}, "spec.priorityBoost: only a"),
         ({"target": {"kind": "LocalQueue", "name": "lq"}}, "spec.target.namespace: required"),
         ({"target": {"kind": "Namespace", "name": "x"}}, "spec.target.kind: must be one of"),
     ],

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -146,7 +147,9 @@ class World:
         min_count: int | None = None,
         pod_sets: Sequence[Mapping[str, Any]] | None = None,
         annotations: Mapping[str, str] | None = None,
+        boost: int = 0,
     ) -> str:
+        """``boost``: the priority boost the feed would read from the Workload's annotation."""
         if pod_sets is None:
             pod_sets = [
                 self.pod_set("main", requests or {}, count, tolerations, node_selector, min_count)
@@ -164,6 +167,8 @@ class World:
         }
         workload = parse_workload(obj)
         assert isinstance(workload, Workload), workload
+        if boost:
+            workload = replace(workload, priority_boost=boost)
         self.workloads[workload.key] = workload
         assert self.queues.add_workload(workload) is None
         return workload.key

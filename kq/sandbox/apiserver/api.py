@@ -217,8 +217,11 @@ class Api:
         new["metadata"]["resourceVersion"] = old_meta["resourceVersion"]
         if without_volatile(new) == without_volatile(live):
             return live
-        if meta.get("deletionTimestamp") and not meta.get("finalizers") and rt != NAMESPACE:
-            return self._remove(rt, live, ctx)
+        if rt != NAMESPACE and deletion.finalized(meta, old_meta):
+            # The answer is the object as updated, as kube-apiserver's: a client tells it is gone
+            # by its finalizers, which the state stored before still lists.
+            self._remove(rt, live, ctx)
+            return new
         return self._write(rt, new, live, ctx, defaulted=new is defaulted)
 
     async def patch(
@@ -301,12 +304,13 @@ class Api:
         if policy == "Foreground" and dependents and "foregroundDeletion" not in finalizers:
             finalizers.append("foregroundDeletion")
             new_meta["finalizers"] = finalizers
-        grace = deletion.grace_seconds(rt, live, options)
+        grace = deletion.next_grace(rt, live, options)
         if rt == NAMESPACE:
             new.setdefault("status", {})["phase"] = "Terminating"
-        elif not finalizers and not grace:
+        elif not finalizers and grace == 0:
             return self._remove(rt, live, ctx), True
-        deletion.mark_deleting(new_meta, grace)
+        if grace is not None:
+            deletion.mark_deleting(new_meta, grace)
         if new == live:
             return live, False
         return self._write(rt, new, live, ctx), False

@@ -48,15 +48,57 @@ def grace_seconds(rt: ResourceType, live: Obj, options: dict[str, Any]) -> int:
     grace = options.get("gracePeriodSeconds")
     if grace is None:
         grace = spec.get("terminationGracePeriodSeconds", 30)
-    return max(int(grace), 0)
+    return _at_least_one_if_negative(int(grace))
+
+
+def _at_least_one_if_negative(grace: int) -> int:
+    """kube-apiserver reads a negative period as 1 s on the delete path."""
+    return grace if grace >= 0 else 1
+
+
+def next_grace(rt: ResourceType, live: Obj, options: dict[str, Any]) -> int | None:
+    """The grace period this delete leaves the object with; None leaves it as it is.
+
+    A deletion already started keeps its period unless the delete asks for a shorter one; one
+    started without a period (0) is finished by any delete.
+    """
+    meta = live["metadata"]
+    if not meta.get("deletionTimestamp"):
+        return grace_seconds(rt, live, options)
+    current = int(meta.get("deletionGracePeriodSeconds") or 0)
+    asked = options.get("gracePeriodSeconds")
+    if current <= 0:
+        return 0
+    if asked is None:
+        return None
+    asked = _at_least_one_if_negative(int(asked))
+    return asked if asked < current else None
 
 
 def mark_deleting(meta: dict[str, Any], grace: int) -> None:
-    """Start graceful deletion, unless it has started already."""
-    if not meta.get("deletionTimestamp"):
+    """Start graceful deletion, or shorten a started one to ``grace`` seconds."""
+    started = meta.get("deletionTimestamp")
+    if not started:
         when = datetime.now(UTC) + timedelta(seconds=grace)
-        meta["deletionTimestamp"] = when.strftime("%Y-%m-%dT%H:%M:%SZ")
-        meta["deletionGracePeriodSeconds"] = grace
+    else:
+        current = int(meta.get("deletionGracePeriodSeconds") or 0)
+        if grace >= current:
+            return
+        # Earlier by the difference of the periods, as kube-apiserver does: possibly in the past.
+        when = datetime.fromisoformat(started) - timedelta(seconds=current - grace)
+    meta["deletionTimestamp"] = when.strftime("%Y-%m-%dT%H:%M:%SZ")
+    meta["deletionGracePeriodSeconds"] = grace
+
+
+def finalized(meta: dict[str, Any], old_meta: dict[str, Any]) -> bool:
+    """Whether an update leaves a deleting object without finalizers and so removes it.
+
+    As kube-apiserver's ShouldDeleteDuringUpdate: only once its grace period is none or 0; a pod
+    still in its period stays until a delete ends it (the kubelet's, with grace 0).
+    """
+    if meta.get("finalizers") or not old_meta.get("deletionTimestamp"):
+        return False
+    return not old_meta.get("deletionGracePeriodSeconds")
 
 
 def orphan(store: Store, uid: str) -> None:

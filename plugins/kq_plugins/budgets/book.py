@@ -11,7 +11,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from kq.plugin import Budget, ClusterQueue, WorkloadInfo, resource_hours
+from kq.plugin import LOWER_PRIORITY, Budget, ClusterQueue, WorkloadInfo, resource_hours
 from kq_plugins.budgets.ledger import Account, Entry, account, need, shortfall
 
 GRANT_TTL_S = 60.0
@@ -21,6 +21,7 @@ NO_BOUND = (
     "kueue.x-k8s.io/max-exec-time-seconds on its job), so what it would consume is unbounded"
 )
 NOT_READY = "budgets: kq is reading the Budgets and their ledgers; tried again in a moment"
+LOWERING = "; whenExhausted: LowerPriority: kq is lowering its priority by {by}"
 Need = dict[str, float]
 
 
@@ -76,12 +77,21 @@ class Book:
         """A Budget changed since the last sync: the veto syncs first (a new budget counts
         from the next cycle on, not from the controller's next tick)."""
         self.refresh: Callable[[], None] = lambda: None
+        self.lowered_by: Callable[[str], str | None] = lambda _key: None
+        """Per workload key, the budget that lowered its priority, if one did."""
+        self.can_lower = False
+        """A controller writes the lowering (``kq run``, ``kq dev``): else LowerPriority waits."""
+        self.to_lower: dict[str, Budget] = {}
+        """Pending workloads a LowerPriority budget lets in once their priority is lowered."""
+        self.poke: Callable[[], None] = lambda: None
+        """Wakes the controller (it has lowering to write)."""
 
     def reset(self) -> None:
         """Forget every ledger and grant (a new simulation in the same process)."""
         self.ledgers.clear()
         self._granted.clear()
         self._tentative.clear()
+        self.to_lower.clear()
         self.vetoed = self.stale = False
 
     # -- scope --------------------------------------------------------------------------
@@ -137,10 +147,18 @@ class Book:
             wanted[budget.name] = need(usage, seconds)
             current = ledger.account(now, self._pending(budget.name, info.key))
             short = shortfall(budget.limits, current, wanted[budget.name])
-            if short is not None:
-                # Worth trying again as time passes only if it fits an empty window.
-                self.vetoed |= shortfall(budget.limits, Account(), wanted[budget.name]) is None
-                return exhausted_message(budget, *short)
+            if short is None:
+                continue
+            if budget.policy == LOWER_PRIORITY and self.can_lower:
+                if self.lowered_by(info.key) is not None:
+                    continue  # in at its lowered priority: this budget holds it no longer
+                self.to_lower[info.key] = budget
+                self.poke()
+                by = -budget.priority_boost
+                return exhausted_message(budget, *short) + LOWERING.format(by=by)
+            # Worth trying again as time passes only if it fits an empty window.
+            self.vetoed |= shortfall(budget.limits, Account(), wanted[budget.name]) is None
+            return exhausted_message(budget, *short)
         self._tentative[info.key] = wanted
         return None
 

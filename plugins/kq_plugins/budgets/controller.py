@@ -19,10 +19,12 @@ from kq.plugin import (
     BUDGETS,
     CLUSTER_QUEUES,
     COHORTS,
+    LOWERED_BY_BUDGET_ANNOTATION,
     WORKLOADS,
     ApiError,
     BudgetError,
     ControllerContext,
+    EventRecorder,
     Resource,
     Step,
     parse_budget,
@@ -31,6 +33,7 @@ from kq_plugins.budgets import metrics
 from kq_plugins.budgets.book import Book, Ledger
 from kq_plugins.budgets.incremental import Incremental
 from kq_plugins.budgets.ledger import Entry, compact, need, prune
+from kq_plugins.budgets.lowering import annotations_of, lower_all
 from kq_plugins.budgets.status import invalid, load_entries, render
 from kq_plugins.budgets.workloads import Facts, ended_at, facts, limit_left
 
@@ -65,8 +68,13 @@ class BudgetController:
         def budget_changed() -> None:
             book.stale = True
 
+        def lowered_by(key: str) -> str | None:
+            value = annotations_of(workloads.get(key)).get(LOWERED_BY_BUDGET_ANNOTATION)
+            return None if value is None else str(value)
+
         book.clock = ctx.now
         book.seconds_left = seconds_left
+        book.lowered_by = lowered_by
         ctx.on_change(BUDGETS, budget_changed)
         book.refresh = lambda: sync(
             book, ctx.store(BUDGETS).values(), workloads.values(), ctx, book.clock()
@@ -78,6 +86,7 @@ class BudgetController:
         changed since the last one (``incremental``); time is the virtual clock."""
         book = self._attach(ctx)
         book.reset()
+        book.can_lower = False  # nothing is written in a simulation: LowerPriority waits
         kept = Incremental(book, ctx, book.refresh)
         book.refresh = kept.refresh
 
@@ -105,13 +114,15 @@ class BudgetController:
         wake = asyncio.Event()
         for resource in self.WATCHES:
             ctx.on_change(resource, wake.set)
+        book.poke, book.can_lower = wake.set, True
+        events = EventRecorder(ctx.client, "kq-budgets")
         written: dict[str, Any] = {}
         while True:
             now = book.clock()
             book.refresh()
             book.ready = True
             await _write_all(ctx, book, now, written)
-            if book.vetoed:
+            if await lower_all(ctx, book, events) or book.vetoed:
                 book.vetoed = False
                 ctx.retry_vetoed()
             try:

@@ -1,0 +1,95 @@
+"""``whenExhausted`` LowerPriority and Borrow through ``kq run`` and HTTP, on both backends.
+
+LowerPriority: kq writes Kueue's priority boost on the over-budget Workload (and an Event
+saying why), admits it, and a newcomer its spec priority would not have let preempt it does.
+Borrow: the over-budget workload goes in on what its ClusterQueue borrows from the cohort, not
+on its own nominal quota, and never by preemption.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kq.api.priority import LOWERED_BY_BUDGET_ANNOTATION, PRIORITY_BOOST_ANNOTATION
+from kq.runtime.client import KubeClient
+from kq.runtime.resources import EVENTS
+from tests.budgets.helpers import bounded, budget, pending_message
+from tests.controllers.helpers import (
+    admitted,
+    apply,
+    cluster_queue,
+    condition,
+    eventually,
+    flavor,
+    get_workload,
+    local_queue,
+    namespace,
+    suffix,
+    workload_until,
+)
+from tests.harness import Cluster
+from tests.kqrun import kq_run
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture
+async def client(cluster: Cluster) -> AsyncIterator[KubeClient]:
+    async with await KubeClient.connect(cluster.kubeconfig) as kube:
+        yield kube
+
+
+async def is_admitted(client: KubeClient, ns: str, name: str) -> dict[str, Any]:
+    return await eventually(lambda: admitted(client, ns, name), f"{name} admitted")
+
+
+def preempted(obj: dict[str, Any]) -> bool:
+    evicted = condition(obj, "Evicted") or {}
+    return evicted.get("status") == "True" and evicted.get("reason") == "Preempted"
+
+
+async def test_lower_priority_admits_lowered_and_a_newcomer_preempts_it(
+    cluster: Cluster, client: KubeClient, tmp_path: Path, leftovers: list[str]
+) -> None:
+    cache, s = tmp_path / "cache", suffix()
+    ns, rf, cq, name = f"budget-{s}", f"rf-{s}", f"cq-{s}", f"lower-{s}"
+    leftovers.append(ns)
+    preemption = {"withinClusterQueue": "LowerPriority"}
+    apply(cluster, cache, namespace(ns), flavor(rf),
+          cluster_queue(cq, rf, "cpu", 72, preemption=preemption),
+          local_queue(ns, "team", cq), local_queue(ns, "other", cq))  # fmt: skip
+    lower = budget(name, {"kind": "LocalQueue", "name": "team", "namespace": ns}, {"cpu": "0.5"})
+    lower["spec"].update({"whenExhausted": "LowerPriority", "priorityBoost": -100})
+    apply(cluster, cache, lower)
+    with kq_run(cluster, tmp_path / "run", ns):
+        # 36 cores x 40 s = 0.4 core-hours each: b would take the budget past 0.5.
+        apply(cluster, cache, bounded(ns, "a", "team", 36, 40))
+        await is_admitted(client, ns, "a")
+        apply(cluster, cache, bounded(ns, "b", "team", 36, 40))
+        b = await is_admitted(client, ns, "b")
+        assert b["metadata"]["annotations"][PRIORITY_BOOST_ANNOTATION] == "-100"
+        assert b["metadata"]["annotations"][LOWERED_BY_BUDGET_ANNOTATION] == name
+
+        async def lowered_event() -> str | None:
+            found = await client.list(EVENTS, namespace=ns)
+            for event in found.get("items") or ():
+                involved = event.get("involvedObject") or {}
+                if involved.get("name") == "b" and event.get("reason") == "LoweredByBudget":
+                    return str(event.get("message"))
+            return None
+
+        message = await eventually(lowered_event, "b's LoweredByBudget event")
+        assert message == (
+            f"budget {name} is exhausted (whenExhausted: LowerPriority): admitted at priority "
+            "-100 instead of 0 (priorityBoost -100)"
+        )
+        # The ClusterQueue is full: a newcomer of priority 0 preempts b (-100), not a (0).
+        apply(cluster, cache, bounded(ns, "newcomer", "other", 36, 40))
+        await workload_until(client, ns, "b", "b preempted", preempted)
+        await is_admitted(client, ns, "newcomer")
+        assert not preempted(await get_workload(client, ns, "a"))
+        assert pending_message(await get_workload(client, ns, "b")) != ""
