@@ -46,7 +46,10 @@ class UsageBook:
                 after = before + delta
                 values[fr] = after
                 local = current.local.get(fr, 0)
-                delta = max(0, after - local) - max(0, before - local)
+                # What the node borrows, before and after; conditionals, not max(): hot path.
+                delta = (after - local if after > local else 0) - (
+                    before - local if before > local else 0
+                )
                 current = current.parent
 
     def available(self, node: QuotaNode, fr: FlavorResource) -> int:
@@ -59,11 +62,12 @@ class UsageBook:
         quota = node.quotas.get(fr)
         if quota is not None and quota.borrowing_limit is not None:
             stored = node.subtree.get(fr, 0) - local
-            cap = stored - max(0, usage - local) + quota.borrowing_limit
-            from_parent = min(from_parent, cap)
+            cap = stored - (usage - local if usage > local else 0) + quota.borrowing_limit
+            if cap < from_parent:
+                from_parent = cap
         elif quota is None and node.is_cluster_queue:
             from_parent = 0  # a ClusterQueue can't borrow a flavor/resource it doesn't list
-        return max(0, local - usage) + from_parent
+        return (local - usage if local > usage else 0) + from_parent
 
     def borrowing_height(self, node: QuotaNode, fr: FlavorResource, value: int) -> tuple[int, bool]:
         """Height of the lowest subtree that fits ``value`` more, and whether it is below root."""
