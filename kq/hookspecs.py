@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from kq.queue.order import QueueOrder
     from kq.scheduler.cycle import CycleResult
     from kq.scheduler.decisions import Decision
+    from kq.scheduler.modes import AdmissionTerms
     from kq.workload.info import WorkloadInfo
 
 PROJECT_NAME = "kq"
@@ -126,6 +127,15 @@ def kq_workload_admissible(workload: WorkloadInfo, cluster_queue: ClusterQueue) 
     """Veto a head before flavor assignment: return the reason it may not be admitted now.
 
     ``None`` abstains; the reason becomes the Workload's pending message and the span's reason.
+    """
+
+
+@hookspec(firstresult=True)
+def kq_admission_terms(
+    workload: WorkloadInfo, cluster_queue: ClusterQueue
+) -> AdmissionTerms | None:
+    """Terms for a head the veto let through: ``kq.plugin.AdmissionTerms(borrow_only=True)``
+    admits it only on capacity borrowed from the cohort, never by preemption; ``None``: as usual.
     """
 
 

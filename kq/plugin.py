@@ -57,7 +57,7 @@ from kq.runtime.resources import (
 from kq.runtime.store import Store
 from kq.scheduler.decisions import Admit
 from kq.scheduler.fungibility import choose as choose_by_fungibility
-from kq.scheduler.modes import FlavorOption, Mode
+from kq.scheduler.modes import AdmissionTerms, FlavorOption, Mode
 from kq.scheduler.placement import Unplaced, affected_slices, keep_except, place, request_for
 from kq.scheduler.protocols import (
     FlavorAssigner,
@@ -98,6 +98,7 @@ __all__ = [
     "USAGE_BASED_ADMISSION_FAIR_SHARING",
     "WORKLOADS",
     "AdmissionFairSharingConfig",
+    "AdmissionTerms",
     "Admit",
     "ApiError",
     "Budget",

@@ -196,6 +196,30 @@ async def test_a_third_party_veto_holds_a_workload_until_its_label_goes(
     await workload_until(client, ns, "wl", "admitted", lambda o: is_true(o, "Admitted"))
 
 
+async def test_third_party_terms_admit_a_workload_only_on_borrowed_capacity(
+    cluster: Cluster, running: Path, client: KubeClient, tmp_path: Path
+) -> None:
+    ns, ident = world(cluster, tmp_path)  # no cohort: nothing to borrow
+    borrower = workload(ns, "wl", "lq", {"cpu": 1})
+    borrower["metadata"]["labels"] = {"kq-stages.example/borrow-only": "true"}
+    apply(cluster, tmp_path / "cache", borrower)
+    obj = await workload_until(client, ns, "wl", "pending", lambda o: "kq-stages" in (
+        condition(o, "QuotaReserved") or {}).get("message", ""))  # fmt: skip
+    reasons = [
+        "kq-stages: labelled kq-stages.example/borrow-only: insufficient quota to borrow for "
+        f"cpu in flavor {f}-{ident} beyond the ClusterQueue's own, 1 more needed"
+        for f in ("first", "last")
+    ]
+    assert present(condition(obj, "QuotaReserved"))["message"] == (
+        f"couldn't assign flavors to pod set main: {', '.join(reasons)}"
+    )
+    await client.merge_patch(
+        WORKLOADS, "wl", {"metadata": {"labels": {"kq-stages.example/borrow-only": None}}},
+        namespace=ns,
+    )  # fmt: skip
+    await workload_until(client, ns, "wl", "admitted", lambda o: is_true(o, "Admitted"))
+
+
 async def test_a_third_party_strategy_owns_its_queue_order(
     cluster: Cluster, running: Path, client: KubeClient, tmp_path: Path
 ) -> None:

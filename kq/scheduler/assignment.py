@@ -14,6 +14,7 @@ from kq.scheduler.modes import (
     EXCEEDS_MAX_QUOTA,
     NO_MATCHING_FLAVOR,
     WAITING_FOR_QUOTA,
+    AdmissionTerms,
     FlavorOption,
     Mode,
     severity,
@@ -71,11 +72,16 @@ class _Evaluator:
     """Evaluates flavors for one workload against one ClusterQueue snapshot."""
 
     def __init__(
-        self, snapshot: Snapshot, cq: ClusterQueueSnapshot, oracle: PreemptionOracle
+        self,
+        snapshot: Snapshot,
+        cq: ClusterQueueSnapshot,
+        oracle: PreemptionOracle,
+        terms: AdmissionTerms | None = None,
     ) -> None:
         self.snapshot = snapshot
         self.cq = cq
         self.oracle = oracle
+        self.borrow_only = terms.reason if terms is not None and terms.borrow_only else None
         policy = cq.spec.preemption
         # Under fair sharing, reclaiming is how a queue gets its fair share, borrowing or not.
         self.can_preempt_while_borrowing = policy.borrow_within_cohort != "Never" or (
@@ -111,6 +117,8 @@ class _Evaluator:
                 f"({format_amount(resource, potential)})",
                 EXCEEDS_MAX_QUOTA,
             )
+        if self.borrow_only is not None:
+            return self._borrowed(fr, value)
         borrowing, may_reclaim = snapshot.usage.borrowing_height(cq.node, fr, value)
         available = snapshot.available(cq, fr)
         if value <= available:
@@ -123,6 +131,22 @@ class _Evaluator:
             mode, borrowing = self.oracle(fr, value)
             return mode, borrowing, reason, ""
         return Mode.NO_FIT, borrowing, reason, WAITING_FOR_QUOTA
+
+    def _borrowed(self, fr: FlavorResource, value: int) -> tuple[Mode, int, str, str]:
+        """``quota`` for a borrow-only head: ``value`` on top of the ClusterQueue's unused
+        nominal quota must fit, so that what it takes is what the cohort lends; no preemption."""
+        snapshot, cq = self.snapshot, self.cq
+        needed = value + max(0, snapshot.nominal(cq, fr) - snapshot.used(cq, fr))
+        available = snapshot.available(cq, fr)
+        if needed <= available:
+            return Mode.FIT, snapshot.usage.borrowing_height(cq.node, fr, needed)[0], "", ""
+        resource, flavor = fr[1], fr[0]
+        reason = (
+            f"{self.borrow_only}: insufficient quota to borrow for {resource} in flavor "
+            f"{flavor} beyond the ClusterQueue's own, {format_amount(resource, needed - available)}"
+            " more needed"
+        )
+        return Mode.NO_FIT, 0, reason, WAITING_FOR_QUOTA
 
     def options(
         self,
@@ -189,13 +213,14 @@ def assign_flavors(
     assigner: FlavorAssigner,
     oracle: PreemptionOracle,
     counts: Mapping[str, int] | None = None,
+    terms: AdmissionTerms | None = None,
 ) -> Assignment:
     """Assign pod sets in order (at ``counts``, default full size) as the CQ's assigner chooses.
 
     As upstream, the first pod set that gets no flavor ends the assignment, and its message
     carries only the reasons of the resource group that failed.
     """
-    evaluator = _Evaluator(snapshot, cq, oracle)
+    evaluator = _Evaluator(snapshot, cq, oracle, terms)
     spec = cq.spec
     total_usage: dict[FlavorResource, int] = {}
     results = []
@@ -266,6 +291,7 @@ def assign_partially(
     assigner: FlavorAssigner,
     oracle: PreemptionOracle,
     acceptable: Callable[[Assignment], bool],
+    terms: AdmissionTerms | None = None,
 ) -> Assignment | None:
     """Largest reduced counts (toward ``minCount``) whose assignment is acceptable."""
     pod_sets = workload.obj.pod_sets
@@ -280,7 +306,7 @@ def assign_partially(
     low, high, best = 1, total, None
     while low <= high:
         middle = (low + high) // 2
-        candidate = assign_flavors(snapshot, cq, workload, assigner, oracle, counts(middle))
+        candidate = assign_flavors(snapshot, cq, workload, assigner, oracle, counts(middle), terms)
         if acceptable(candidate):
             best, high = candidate, middle - 1
         else:

@@ -150,9 +150,10 @@ def nominate(
     unknown = plugins.unknown(cq.spec)
     if unknown is not None:  # the runtime keeps such queues inactive; the core stays safe
         return Pending(info.key, name, "Misconfigured", unknown, RequeueReason.INACTIVE)
+    terms = None if plugins.terms is None else plugins.terms(info, cq.spec)
     assigner = plugins.assigner_for(cq.spec)
     oracle = _Oracle(plugins, snapshot, cq, info)
-    assignment = assign_flavors(snapshot, cq, info, assigner, oracle)
+    assignment = assign_flavors(snapshot, cq, info, assigner, oracle, None, terms)
     targets: Sequence[Target] = ()
     if assignment.needs_preemption:
         targets = oracle.targets_for(assignment.usage)
@@ -168,11 +169,15 @@ def nominate(
                 and bool(oracle.preemptor.targets(snapshot, cq, info, candidate.usage))
             )
 
-        reduced = assign_partially(snapshot, cq, info, assigner, oracle, acceptable)
+        reduced = assign_partially(snapshot, cq, info, assigner, oracle, acceptable, terms)
         if reduced is not None:
             assignment = reduced
             if reduced.needs_preemption:
                 targets = oracle.preemptor.targets(snapshot, cq, info, reduced.usage)
+    if terms is not None and terms.borrow_only and assignment.mode is Mode.NO_FIT:
+        # Parked alone: its terms are not in its shape, others of the shape may well fit.
+        reason, message = assignment.no_fit_reason, assignment.message()
+        return Pending(info.key, name, reason, message, RequeueReason.GENERIC)
     return Entry(info, cq, assignment, targets)
 
 

@@ -35,6 +35,17 @@ class FlavorOption:
     """For NO_FIT: NoMatchingFlavor, ExceedsMaxQuota or WaitingForQuota (Kueue v0.19+)."""
 
 
+@dataclass(frozen=True, slots=True)
+class AdmissionTerms:
+    """What a ``kq_admission_terms`` plugin asks of one head's flavor assignment."""
+
+    borrow_only: bool = False
+    """Admit it only on capacity its ClusterQueue borrows from its cohort (its own unused
+    nominal quota counts as full for it), and never by preemption."""
+    reason: str = ""
+    """Why: its pending message starts with it while it does not fit so."""
+
+
 NO_MATCHING_FLAVOR = "NoMatchingFlavor"
 EXCEEDS_MAX_QUOTA = "ExceedsMaxQuota"
 WAITING_FOR_QUOTA = "WaitingForQuota"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import cast
+from typing import Any
 
 import pluggy
 from pluggy import HookCaller
@@ -13,10 +13,12 @@ from kq.api.clusterqueue import ClusterQueue
 from kq.plugins import Registry, collect_registrations
 from kq.queue.order import QueueOrder
 from kq.queue.strategy import QueueingStrategy
+from kq.scheduler.modes import AdmissionTerms
 from kq.scheduler.protocols import FlavorAssigner, HotSwapPolicy, Preemptor
 from kq.workload.info import WorkloadInfo
 
 Veto = Callable[[WorkloadInfo, ClusterQueue], str | None]
+Terms = Callable[[WorkloadInfo, ClusterQueue], AdmissionTerms | None]
 OrderFor = Callable[[ClusterQueue], QueueOrder | None]
 
 
@@ -33,6 +35,8 @@ class AdmissionPlugins:
     """Fair sharing's preemption strategies, when the configuration turns it on."""
     queue_order: OrderFor | None = None
     """``kq_queue_order``: a plugin's order of a ClusterQueue's pending workloads."""
+    terms: Terms | None = None
+    """``kq_admission_terms``, when a plugin implements it: how a head may be admitted."""
     priority_boost: bool = False
     """Feature gate ``PriorityBoost``: Workloads' ``kueue.x-k8s.io/priority-boost`` counts."""
 
@@ -74,18 +78,18 @@ def _named(kind: str) -> Registry[type]:
     return Registry(kind, lambda cls: str(cls.NAME))
 
 
-def _veto(hook: HookCaller) -> Veto | None:
-    """``kq_workload_admissible`` as the cycle asks it of every head: each implementation in
-    pluggy's order (the last registered first), the first answer wins (``firstresult``),
-    without pluggy's per-call machinery, which cost more than the implementations."""
+def _first_result(hook: HookCaller) -> Callable[[WorkloadInfo, ClusterQueue], Any] | None:
+    """A ``firstresult`` hook over ``(workload, cluster_queue)`` as the cycle asks it of every
+    head (``kq_workload_admissible``, ``kq_admission_terms``): each implementation in pluggy's
+    order (the last registered first), the first answer wins, without pluggy's per-call
+    machinery, which cost more than the implementations; ``None`` when none implements it."""
     impls = hook.get_hookimpls()
     if not impls:
         return None
     if any(impl.hookwrapper or impl.wrapper for impl in impls):
 
-        def through_pluggy(workload: WorkloadInfo, cq: ClusterQueue) -> str | None:
-            result: str | None = hook(workload=workload, cluster_queue=cq)
-            return result
+        def through_pluggy(workload: WorkloadInfo, cq: ClusterQueue) -> Any:
+            return hook(workload=workload, cluster_queue=cq)
 
         return through_pluggy
     positions = {"workload": 0, "cluster_queue": 1}
@@ -93,16 +97,18 @@ def _veto(hook: HookCaller) -> Veto | None:
         (impl.function, tuple(positions[name] for name in impl.argnames))
         for impl in reversed(impls)
     ]
+    if len(calls) == 1 and calls[0][1] == (0, 1):
+        return calls[0][0]  # the usual case (one plugin, both arguments): called as it is
 
-    def veto(workload: WorkloadInfo, cq: ClusterQueue) -> str | None:
+    def first(workload: WorkloadInfo, cq: ClusterQueue) -> Any:
         args = (workload, cq)
         for function, taken in calls:
-            result = cast("str | None", function(*[args[i] for i in taken]))
+            result = function(*[args[i] for i in taken])
             if result is not None:
                 return result
         return None
 
-    return veto
+    return first
 
 
 def load_admission_plugins(
@@ -120,7 +126,8 @@ def load_admission_plugins(
         pm, "kq_register_preemption_policies", _named("preemption policy")
     )
     hot_swaps = collect_registrations(pm, "kq_register_hot_swap_policies", _named("hot-swap"))
-    veto = _veto(pm.hook.kq_workload_admissible)
+    veto: Veto | None = _first_result(pm.hook.kq_workload_admissible)
+    terms: Terms | None = _first_result(pm.hook.kq_admission_terms)
 
     queue_order: OrderFor | None = None
     if pm.hook.kq_queue_order.get_hookimpls():
@@ -135,6 +142,7 @@ def load_admission_plugins(
         assigners={name: assigners[name]() for name in assigners},
         preemptors={name: preemptors[name]() for name in preemptors},
         veto=veto,
+        terms=terms,
         hot_swaps={name: hot_swaps[name]() for name in hot_swaps},
         fair_sharing=fair_sharing,
         queue_order=queue_order,

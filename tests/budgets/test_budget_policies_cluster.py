@@ -93,3 +93,39 @@ async def test_lower_priority_admits_lowered_and_a_newcomer_preempts_it(
         await is_admitted(client, ns, "newcomer")
         assert not preempted(await get_workload(client, ns, "a"))
         assert pending_message(await get_workload(client, ns, "b")) != ""
+
+
+async def test_borrow_admits_only_on_what_the_cohort_lends(
+    cluster: Cluster, client: KubeClient, tmp_path: Path, leftovers: list[str]
+) -> None:
+    cache, s = tmp_path / "cache", suffix()
+    ns, rf, team, lender = f"budget-{s}", f"rf-{s}", f"team-{s}", f"lender-{s}"
+    name, cohort = f"borrow-{s}", f"co-{s}"
+    leftovers.append(ns)
+    apply(cluster, cache, namespace(ns), flavor(rf),
+          cluster_queue(team, rf, "cpu", 72, cohort=cohort),
+          cluster_queue(lender, rf, "cpu", 20, cohort=cohort),
+          local_queue(ns, "team", team))  # fmt: skip
+    borrow = budget(name, {"kind": "ClusterQueue", "name": team}, {"cpu": "0.5"})
+    borrow["spec"]["whenExhausted"] = "Borrow"
+    apply(cluster, cache, borrow)
+    with kq_run(cluster, tmp_path / "run", ns):
+        apply(cluster, cache, bounded(ns, "a", "team", 36, 40))
+        await is_admitted(client, ns, "a")
+        # b is over budget: team's own 36 unused count as full for it, and the cohort lends 20.
+        apply(cluster, cache, bounded(ns, "b", "team", 36, 40))
+
+        async def waiting() -> str | None:
+            message = pending_message(await get_workload(client, ns, "b"))
+            return message if "whenExhausted: Borrow" in message else None
+
+        message = await eventually(waiting, "b pending on borrowed capacity")
+        assert message == (
+            f"couldn't assign flavors to pod set main: budget {name} cpu: 0.4 of 0.5 cpu-hours "
+            "used or reserved in the window; 0.1 available, needs 0.4; whenExhausted: Borrow: "
+            "admitted only on capacity borrowed from the cohort: insufficient quota to borrow "
+            f"for cpu in flavor {rf} beyond the ClusterQueue's own, 16 more needed"
+        )
+        # The lender lends 40: b goes in, on borrowed capacity.
+        apply(cluster, cache, cluster_queue(lender, rf, "cpu", 40, cohort=cohort))
+        await is_admitted(client, ns, "b")

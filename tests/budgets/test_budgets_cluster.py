@@ -186,7 +186,8 @@ async def test_a_restarted_kq_keeps_counting_what_the_window_consumed(
     # kq is down: a is deleted; its admission must still count when kq is back.
     await client.delete(WORKLOADS, "a", ns)
     await asyncio.sleep(max(0.0, admitted_at(a) + 10 - time.time()))
-    with kq_run(cluster, tmp_path / "second", ns):
+    port = free_port()
+    with kq_run(cluster, tmp_path / "second", ns, metrics_port=port):
 
         async def closed() -> dict[str, Any] | None:
             status = await budget_status(client, name)
@@ -200,10 +201,22 @@ async def test_a_restarted_kq_keeps_counting_what_the_window_consumed(
         )
         # Counted up to its maximum execution time, when kq would have stopped it.
         assert hours(status, "consumed") == pytest.approx(0.09, abs=1e-6)
-        await asyncio.sleep(3)  # several ticks: b stays out
+        # Two more passes of the controller (so one whole pass after the ledger was closed),
+        # each trying b again: b stays out. Without changes a pass comes every 15 s.
+        ticks = scraped(port, TICKS) or 0.0
+        await harness.eventually(
+            lambda: more_ticks(port, ticks + 2), "two more budget passes", within=60
+        )
         message = await pending_on_budget(client, ns, "b")
         assert "0.09 of 0.1 cpu-hours" in message
         assert "needs 0.02" in message
+
+
+TICKS = "kq_budget_controller_ticks_total"
+
+
+async def more_ticks(port: int, at_least: float) -> bool:
+    return (scraped(port, TICKS) or 0.0) >= at_least
 
 
 def budget_webhook(name: str, port: int, ca: bytes) -> dict[str, Any]:

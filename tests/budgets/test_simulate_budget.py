@@ -71,3 +71,25 @@ def test_a_bad_budget_stops_before_simulating(tmp_path: Path) -> None:
     bad = budget("b", CQ, {"tpu": "1"})
     with pytest.raises(InputError, match=r"setup.yaml:\d+: Budget b: spec.resourceHours\[tpu\]"):
         run_files(setup(tmp_path, bad), trace)
+
+
+@pytest.mark.parametrize(("lent", "earliest", "latest"), [(20, 10.0, 10.0), (5, 3840.0, 3912.0)])
+def test_borrow_lets_the_second_in_at_once_only_if_the_cohort_lends_enough(
+    tmp_path: Path, lent: int, earliest: float, latest: float
+) -> None:
+    # Over budget, second (10 cores) goes in only if the cohort lends 10 beyond team's own 90
+    # unused: 20 lent do, 5 do not (it then waits for the window, as with Wait).
+    borrow = budget("b", CQ, {"cpu": "1"}, "1h")
+    borrow["spec"]["whenExhausted"] = "Borrow"
+    setup_file = write_setup(
+        tmp_path / "setup.yaml", FLAVOR, cluster_queue("team", 100, cohort="c"),
+        cluster_queue("lender", lent, cohort="c"), local_queue("team"), borrow,
+    )  # fmt: skip
+    trace = write_trace(tmp_path / "trace.yaml", [
+        job("first", 0, "team", 10, 300, maxExecutionSeconds=300),
+        job("second", 10, "team", 10, 300, maxExecutionSeconds=300),
+    ])  # fmt: skip
+    run = run_files(setup_file, trace)
+    (second,) = starts(run, "second")
+    assert earliest <= second <= latest
+    assert run.pending == []

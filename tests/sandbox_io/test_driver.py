@@ -106,15 +106,16 @@ async def _run_batch_job(client: KubeClient, backend: str, *, binding: bool | No
     async with simulated(client, backend, binding=binding) as ns:
         await client.create(JOBS, {**_job("pi"), "metadata": {"name": "pi", "namespace": ns}})
         phases: dict[str, set[str]] = {}
-        async with asyncio.timeout(30):
-            while True:
-                for pod in (await client.list(PODS, namespace=ns))["items"]:
-                    name = pod["metadata"]["name"]
-                    phases.setdefault(name, set()).add(pod["status"].get("phase", ""))
-                job = await client.get(JOBS, "pi", ns)
-                if _true(job, "Complete"):
-                    break
-                await asyncio.sleep(0.05)
+
+        async def complete() -> dict[str, Any] | None:
+            """The Job once Complete; each poll notes every pod's phase, so Running is seen."""
+            for pod in (await client.list(PODS, namespace=ns))["items"]:
+                name = pod["metadata"]["name"]
+                phases.setdefault(name, set()).add(pod["status"].get("phase", ""))
+            job = await client.get(JOBS, "pi", ns)
+            return job if _true(job, "Complete") else None
+
+        job = await eventually(complete, "the Job Complete", within=30, interval=0.05)
         wanted = {("Job", "SuccessfulCreate"), ("Job", "Completed"), ("Pod", "Scheduled"),
                   ("Pod", "Started")}  # fmt: skip
 
@@ -124,8 +125,6 @@ async def _run_batch_job(client: KubeClient, backend: str, *, binding: bool | No
             events = (await client.list(EVENTS, namespace=ns))["items"]
             reasons = {(e["involvedObject"]["kind"], e["reason"]) for e in events}
             return reasons if wanted <= reasons else None
-
-            # While the simulated cluster runs: it posts its events in the background.
 
         await eventually(recorded, "the Job's and its pods' events")
 

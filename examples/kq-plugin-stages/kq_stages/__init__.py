@@ -12,6 +12,9 @@
   free healthy capacity; it never evicts anyone to recover;
 - a veto (``kq_workload_admissible``) for every queue: a Workload labelled
   ``kq-stages.example/hold: "true"`` waits, saying so, until the label goes;
+- terms (``kq_admission_terms``) for every queue: a Workload labelled
+  ``kq-stages.example/borrow-only: "true"`` is admitted only on capacity its ClusterQueue
+  borrows from its cohort, never by preemption;
 - ``ByRank`` (``kq_queue_order``) for every queue: pending workloads are ordered by their
   ``kq-stages.example/rank`` label (an integer, lower first; unlabelled is 0), then by the
   queue's strategy.
@@ -25,6 +28,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import ClassVar
 
 from kq.plugin import (
+    AdmissionTerms,
     ClusterQueue,
     ClusterQueueSnapshot,
     FlavorOption,
@@ -115,6 +119,16 @@ HOLD_LABEL = "kq-stages.example/hold"
 def kq_workload_admissible(workload: WorkloadInfo, cluster_queue: ClusterQueue) -> str | None:
     if workload.obj.labels.get(HOLD_LABEL) == "true":
         return f"held by kq-stages: the Workload is labelled {HOLD_LABEL}=true"
+    return None
+
+
+BORROW_LABEL = "kq-stages.example/borrow-only"
+
+
+@hookimpl
+def kq_admission_terms(workload: WorkloadInfo) -> AdmissionTerms | None:
+    if workload.obj.labels.get(BORROW_LABEL) == "true":
+        return AdmissionTerms(borrow_only=True, reason=f"kq-stages: labelled {BORROW_LABEL}")
     return None
 
 

@@ -1,12 +1,14 @@
 """The built-in ``budgets`` plugin: resource-time budgets per window (``budgets.kq.dev``).
 
 A veto keeps a workload pending while admitting it could take a budget covering its queue past
-its limit; a controller keeps every budget's ledger and status. Both share one in-memory book.
+its limit (or, by the budget's ``whenExhausted``, lets it in at a lower priority, or on borrowed
+capacity only: ``kq_admission_terms``); a controller keeps every budget's ledger and status and
+writes the lowering. All share one in-memory book.
 """
 
 from __future__ import annotations
 
-from kq.plugin import Admit, ClusterQueue, Register, WorkloadInfo, hookimpl
+from kq.plugin import AdmissionTerms, Admit, ClusterQueue, Register, WorkloadInfo, hookimpl
 from kq_plugins.budgets.book import Book
 from kq_plugins.budgets.controller import BudgetController
 
@@ -22,6 +24,13 @@ def kq_register_controllers(register: Register) -> None:
 @hookimpl
 def kq_workload_admissible(workload: WorkloadInfo, cluster_queue: ClusterQueue) -> str | None:
     return BOOK.veto(workload, cluster_queue)
+
+
+@hookimpl
+def kq_admission_terms(
+    workload: WorkloadInfo, cluster_queue: ClusterQueue
+) -> AdmissionTerms | None:
+    return BOOK.terms(workload)
 
 
 @hookimpl

@@ -11,7 +11,15 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from kq.plugin import LOWER_PRIORITY, Budget, ClusterQueue, WorkloadInfo, resource_hours
+from kq.plugin import (
+    BORROW,
+    LOWER_PRIORITY,
+    AdmissionTerms,
+    Budget,
+    ClusterQueue,
+    WorkloadInfo,
+    resource_hours,
+)
 from kq_plugins.budgets.ledger import Account, Entry, account, need, shortfall
 
 GRANT_TTL_S = 60.0
@@ -22,6 +30,7 @@ NO_BOUND = (
 )
 NOT_READY = "budgets: kq is reading the Budgets and their ledgers; tried again in a moment"
 LOWERING = "; whenExhausted: LowerPriority: kq is lowering its priority by {by}"
+BORROWING = "; whenExhausted: Borrow: admitted only on capacity borrowed from the cohort"
 Need = dict[str, float]
 
 
@@ -85,6 +94,8 @@ class Book:
         """Pending workloads a LowerPriority budget lets in once their priority is lowered."""
         self.poke: Callable[[], None] = lambda: None
         """Wakes the controller (it has lowering to write)."""
+        self._borrow_only: dict[str, AdmissionTerms] = {}
+        """Heads of this cycle a Borrow budget lets in only on borrowed capacity."""
 
     def reset(self) -> None:
         """Forget every ledger and grant (a new simulation in the same process)."""
@@ -92,6 +103,7 @@ class Book:
         self._granted.clear()
         self._tentative.clear()
         self.to_lower.clear()
+        self._borrow_only.clear()
         self.vetoed = self.stale = False
 
     # -- scope --------------------------------------------------------------------------
@@ -130,6 +142,7 @@ class Book:
             return NOT_READY
         if self.stale:
             self.refresh()
+        self._borrow_only.pop(info.key, None)
         workload = info.obj
         ledgers = self.covering(workload.namespace, workload.queue_name, cq.name, cq.cohort)
         if not ledgers:
@@ -149,6 +162,11 @@ class Book:
             short = shortfall(budget.limits, current, wanted[budget.name])
             if short is None:
                 continue
+            if budget.policy == BORROW:
+                reason = exhausted_message(budget, *short) + BORROWING
+                self._borrow_only.setdefault(info.key, AdmissionTerms(True, reason))
+                self.vetoed = True  # as time passes it may go in as usual
+                continue
             if budget.policy == LOWER_PRIORITY and self.can_lower:
                 if self.lowered_by(info.key) is not None:
                     continue  # in at its lowered priority: this budget holds it no longer
@@ -161,6 +179,10 @@ class Book:
             return exhausted_message(budget, *short)
         self._tentative[info.key] = wanted
         return None
+
+    def terms(self, info: WorkloadInfo) -> AdmissionTerms | None:
+        """What the veto just decided for ``info``: borrowing only, if a Borrow budget said so."""
+        return self._borrow_only.get(info.key)
 
     def _pending(self, budget: str, skip: str) -> list[Need]:
         """Needs granted or tentatively allowed that no Workload shows yet."""
@@ -176,6 +198,7 @@ class Book:
 
     def cycle_end(self) -> None:
         self._tentative.clear()
+        self._borrow_only.clear()
 
     def seen_holding(self, keys: set[str]) -> None:
         """Grants of workloads now seen holding quota (or too old) count from the ledger."""

@@ -125,6 +125,7 @@ class BudgetController:
             if await lower_all(ctx, book, events) or book.vetoed:
                 book.vetoed = False
                 ctx.retry_vetoed()
+            metrics.ticks.inc()
             try:
                 async with asyncio.timeout(tick_seconds(book)):
                     await wake.wait()

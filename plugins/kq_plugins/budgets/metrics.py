@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from prometheus_client import Gauge
+from prometheus_client import Counter, Gauge
 
 from kq.plugin import METRICS_REGISTRY, Budget, resource_hours
 from kq_plugins.budgets.ledger import Account
@@ -24,6 +24,12 @@ reserved = Gauge(
     "kq_budget_reserved_resource_hours",
     "Resource-hours running workloads may still consume, up to their maximum execution time",
     LABELS,
+    registry=METRICS_REGISTRY,
+)
+ticks = Counter(
+    "kq_budget_controller_ticks",
+    "Passes of the budgets controller: each brings the ledgers up to date, writes the statuses "
+    "that moved and has the workloads budgets kept waiting tried again",
     registry=METRICS_REGISTRY,
 )
 _known: set[tuple[str, str]] = set()
