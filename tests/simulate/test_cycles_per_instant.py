@@ -14,7 +14,8 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
-from hypothesis import HealthCheck, given, settings
+import pytest
+from hypothesis import HealthCheck, given, reject, settings
 from hypothesis import strategies as st
 
 from kq.controllers.admission import AdmissionController
@@ -41,6 +42,18 @@ class TooManyCycles(AssertionError):
 class Churn(Exception):
     """Cycles at one instant kept evicting: preemptions that undo each other."""
 
+    def __init__(self, message: str, reasons: set[str]) -> None:
+        super().__init__(message)
+        self.reasons = reasons
+
+
+class Flapping(Exception):
+    """Preemptions that undo each other instant after instant: the trace never ends."""
+
+    def __init__(self, message: str, listener: Bounded) -> None:
+        super().__init__(message)
+        self.reasons = listener.reasons
+
 
 class Bounded(Listener):
     """Fails when more than ``bound`` cycles run at one instant since its last eviction (an
@@ -51,9 +64,11 @@ class Bounded(Listener):
         self.at: float | None = None
         self.since_eviction = self.cycles = 0
         self.decisions: list[tuple[float, str, str]] = []
+        self.reasons: set[str] = set()
 
     def evicted(self, victim: Victim, preemptor: str, now: float) -> None:
         self.since_eviction = 0
+        self.reasons.add(victim.reason)
 
     def cycled(self, result: CycleResult, now: float, seconds: float) -> None:
         if now != self.at:
@@ -61,7 +76,7 @@ class Bounded(Listener):
         self.since_eviction += 1
         self.cycles += 1
         if self.cycles > self.churn:
-            raise Churn(f"{self.cycles} cycles at {now}")
+            raise Churn(f"{self.cycles} cycles at {now}", self.reasons)
         for d in result.decisions:
             kind = d.requeue.name if isinstance(d, Pending) else type(d).__name__
             self.decisions.append((now, d.key.removeprefix("default/"), kind))
@@ -70,13 +85,21 @@ class Bounded(Listener):
 
 
 def run_bounded(
-    objects: list[dict[str, Any]], trace: list[dict[str, Any]], bound: int, churn: int = 1000
+    objects: list[dict[str, Any]],
+    trace: list[dict[str, Any]],
+    bound: int,
+    churn: int = 1000,
+    until: float | None = None,
 ) -> Bounded:
+    """The trace run to its end, or to ``until``; raises ``Flapping`` if events remain then."""
     with tempfile.TemporaryDirectory() as tmp:
         setup = write_setup(Path(tmp) / "setup.yaml", *objects)
         prepared = prepare("p", load_setup([setup]), trace)
     listener = Bounded(bound, churn)
-    Engine(prepared.core.scheduler, prepared.arrivals, listener).run()
+    engine = Engine(prepared.core.scheduler, prepared.arrivals, listener)
+    engine.run(until)
+    if engine.running:
+        raise Flapping(f"{sorted(engine.running)} still running at {until}", listener)
     return listener
 
 
@@ -273,5 +296,44 @@ def test_cycles_without_evictions_at_one_instant_are_bounded(data: st.DataObject
     trace = data.draw(traces(sum(o["kind"] == "ClusterQueue" for o in objects)))
     for i, entry in enumerate(trace):
         entry["name"] = f"w{i}"
-    listener = run_bounded(objects, trace, bound=2 * len(trace) + 2, churn=50 * len(trace))
+    # Far past the end of any schedule that does not flap (one run of each, one after another).
+    until = 10.0 * (7 + sum(entry["runtime"] for entry in trace))
+    try:
+        listener = run_bounded(
+            objects, trace, bound=2 * len(trace) + 2, churn=50 * len(trace), until=until
+        )
+    except (Churn, Flapping) as flap:
+        if RECLAIM_WHILE_BORROWING in flap.reasons:
+            reject()  # Kueue's rules flap here too: see test_kueue_rules_let_two_queues_flap
+        raise
     assert listener.decisions  # something was decided, so the bound was looked at
+
+
+RECLAIM_WHILE_BORROWING = "InCohortReclaimWhileBorrowing"
+
+
+def test_kueue_rules_let_two_queues_flap() -> None:
+    """Found by the property above; Kueue v0.19's rules give the same three preemptions, each
+    allowed on its own: q0 reclaims its nominal quota from q1's borrower (w2 evicts w0), a
+    workload older than w2 in q0 evicts it and borrows (w1, LowerOrNewerEqualPriority), and
+    q1's higher-priority w0 evicts that borrower while borrowing q0's quota again
+    (borrowWithinCohort: LowerPriority). Each new instant starts the round again, so the
+    trace never ends; the property test leaves such examples out, kq does not prevent them."""
+    q0, q1 = (
+        cluster_queue(
+            name, 2, cohort="c",
+            preemption={"withinClusterQueue": within, "reclaimWithinCohort": "Any",
+                        "borrowWithinCohort": {"policy": "LowerPriority"}},
+        )
+        for name, within in (("q0", "LowerOrNewerEqualPriority"), ("q1", "Never"))
+    )  # fmt: skip
+    trace = [
+        job("w0", 0, "q1", 4, 7, priority=3),
+        job("w1", 0, "q0", 3, 7, priority=0),
+        job("w2", 5, "q0", 2, 7, priority=0),
+    ]
+    with pytest.raises(Flapping) as flapping:
+        run_bounded([FLAVOR, q0, q1, local_queue("q0"), local_queue("q1")], trace, 30, until=20)
+    assert flapping.value.reasons == {
+        "InCohortReclamation", "InClusterQueue", RECLAIM_WHILE_BORROWING,
+    }  # fmt: skip
