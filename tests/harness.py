@@ -9,6 +9,7 @@ suite shares: ``present``, and the one way to wait for something, polling with a
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import re
 import subprocess
@@ -18,7 +19,7 @@ from collections.abc import Awaitable, Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from kq.runtime.errors import ApiError
 from kq.sandbox.readyline import stop, wait_for_kubeconfig
@@ -136,6 +137,21 @@ class Cluster:
             timeout=timeout,
             check=False,
         )
+
+    def refusal(self, obj: dict[str, Any], *, cache_dir: Path, verb: str = "create") -> str:
+        """kubectl's error for ``verb -f`` of ``obj``. A webhook configuration reaches the API
+        server through a watch, so an early success is deleted and tried again."""
+        body = json.dumps(obj)
+
+        def refused() -> str | None:
+            done = self.kubectl(verb, "-f", "-", input=body, cache_dir=cache_dir)
+            if done.returncode != 0:
+                return done.stderr
+            self.kubectl("delete", "-f", "-", input=body, cache_dir=cache_dir)
+            return None
+
+        name = f"{obj.get('kind')} {obj.get('metadata', {}).get('name')}"
+        return wait_until(refused, f"kubectl {verb} of {name} refused", interval=0.5)
 
 
 def _server_from_kubeconfig(kubeconfig: Path) -> str:

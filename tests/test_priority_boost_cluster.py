@@ -8,8 +8,6 @@ admitted workload makes it a victim of a newcomer its spec priority would have k
 from __future__ import annotations
 
 import base64
-import json
-import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -72,19 +70,6 @@ def boosted(obj: dict[str, Any], boost: str) -> dict[str, Any]:
     return obj
 
 
-def refusal(cluster: Cluster, cache: Path, obj: dict[str, Any]) -> str:
-    """kubectl's error creating ``obj``; the API server learns of a webhook configuration
-    through a watch, so an early success is undone and tried again."""
-    deadline = time.monotonic() + 30
-    while True:
-        done = cluster.kubectl("create", "-f", "-", input=json.dumps(obj), cache_dir=cache)
-        if done.returncode != 0 or time.monotonic() > deadline:
-            return done.stderr
-        cluster.kubectl("delete", "workload", obj["metadata"]["name"], "-n",
-                        obj["metadata"]["namespace"], cache_dir=cache)  # fmt: skip
-        time.sleep(0.5)
-
-
 async def is_admitted(client: KubeClient, ns: str, name: str) -> dict[str, Any]:
     return await eventually(lambda: admitted(client, ns, name), f"{name} admitted")
 
@@ -107,7 +92,7 @@ async def test_the_boost_is_validated_orders_and_preempts(
             bad = boosted(workload(ns, "bad", "lq", one_cpu), "high")
             assert (
                 "metadata.annotations[kueue.x-k8s.io/priority-boost]: Invalid value: 'high': "
-                "must be a valid signed integer" in refusal(cluster, cache, bad)
+                "must be a valid signed integer" in cluster.refusal(cache_dir=cache, obj=bad)
             )
             # Ordering: the boosted workload (0 + 10) goes before the plain one (5).
             apply(cluster, cache, workload(ns, "holder", "lq", one_cpu, priority=20))

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import json
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -237,18 +236,6 @@ def budget_webhook(name: str, port: int, ca: bytes) -> dict[str, Any]:
     }  # fmt: skip
 
 
-def refusal(cluster: Cluster, cache: Path, obj: dict[str, Any]) -> str:
-    """kubectl's error applying ``obj``; the API server learns of a webhook configuration
-    through a watch, so an early success is undone and tried again."""
-    deadline = time.monotonic() + 30
-    while True:
-        done = cluster.kubectl("apply", "-f", "-", input=json.dumps(obj), cache_dir=cache)
-        if done.returncode != 0 or time.monotonic() > deadline:
-            return done.stderr
-        cluster.kubectl("delete", "budget", obj["metadata"]["name"], cache_dir=cache)
-        time.sleep(0.5)
-
-
 def test_kq_refuses_a_zero_window_and_an_unknown_resource(cluster: Cluster, tmp_path: Path) -> None:
     cache, s = tmp_path / "cache", suffix()
     ns, hook = f"budget-{s}", f"kq-budgets-{s}"
@@ -258,9 +245,13 @@ def test_kq_refuses_a_zero_window_and_an_unknown_resource(cluster: Cluster, tmp_
     with kq_run(cluster, run, ns, webhook_port=port):
         apply(cluster, cache, budget_webhook(hook, port, wait_for(run / "certs" / "ca.crt")))
         try:
-            zero = refusal(cluster, cache, budget(f"zero-{s}", target, {"cpu": "1"}, "0s"))
+            zero = cluster.refusal(
+                cache_dir=cache, verb="apply", obj=budget(f"zero-{s}", target, {"cpu": "1"}, "0s")
+            )
             assert "spec.window.duration: must be a positive duration" in zero
-            tpu = refusal(cluster, cache, budget(f"tpu-{s}", target, {"tpu": "10000"}))
+            tpu = cluster.refusal(
+                cache_dir=cache, verb="apply", obj=budget(f"tpu-{s}", target, {"tpu": "10000"})
+            )
             assert "spec.resourceHours[tpu]: unknown resource 'tpu'" in tpu
             apply(cluster, cache, budget(f"ok-{s}", target, {"cpu": "1"}))
         finally:
