@@ -75,6 +75,15 @@ class Engine:
         self._push(at, WAKE, "", 0)
         self._wakes[self._sequence] = callback
 
+    def update(self, arrival: Arrival) -> None:
+        """The workload changed (a plugin controller lowered its priority, say): from now on
+        it is queued as ``arrival``; if pending, it is queued again at once, as the feed does
+        on a Workload update (a parked one stays parked until retried)."""
+        key = arrival.workload.key
+        self.arrivals[key] = arrival
+        if key in self.arrived and key not in self.running and key not in self.done:
+            self.scheduler.queues.add_workload(arrival.workload)
+
     def run(self, until: float | None = None) -> float:
         """Until no event is left (or the next is after ``until``); workloads that never fit
         stay pending. Returns the last instant simulated."""

@@ -4,7 +4,8 @@ A Workload created within the window becomes one trace entry: it arrives at its
 ``creationTimestamp``, runs from its last ``Admitted`` transition to its ``Finished`` one (a
 preempted workload's last run; still running: the time so far, a lower bound), with its pod
 sets' counts and per-pod requests, tolerations, node selector and topology request, its
-priority and its ``maximumExecutionTimeSeconds`` (what a Budget counts on). Workloads that
+priority, its priority boost annotation (with a budget's mark, if any) and its
+``maximumExecutionTimeSeconds`` (what a Budget counts on). Workloads that
 never ran (pending, or finished before admission) are skipped and counted: nothing says how
 long they would run. Arrivals are seconds from the first one.
 """
@@ -18,6 +19,7 @@ from typing import Any
 
 from kq.api.conditions import find, parse_conditions
 from kq.api.podrequests import parse_pod_resources, requests_of
+from kq.api.priority import LOWERED_BY_BUDGET_ANNOTATION, PRIORITY_BOOST_ANNOTATION
 from kq.api.quantity import format_amount
 from kq.api.timestamps import parse_time
 from kq.api.topology import EXCLUSIVE_TOPOLOGY
@@ -27,6 +29,7 @@ from kq.runtime.resources import WORKLOADS
 from kq.simulate.capture import list_all
 
 Obj = dict[str, Any]
+PRIORITY_ANNOTATIONS = (PRIORITY_BOOST_ANNOTATION, LOWERED_BY_BUDGET_ANNOTATION)
 
 
 @dataclass
@@ -92,9 +95,14 @@ def entry(obj: Mapping[str, Any], created: float, runtime: float, classes: set[s
         out["priority"] = int(spec.get("priority") or 0)
     if spec.get("maximumExecutionTimeSeconds"):
         out["maxExecutionSeconds"] = int(spec["maximumExecutionTimeSeconds"])
-    exclusive = (meta.get("annotations") or {}).get(EXCLUSIVE_TOPOLOGY)
+    annotations = meta.get("annotations") or {}
+    exclusive = annotations.get(EXCLUSIVE_TOPOLOGY)
     if exclusive:
         out["exclusiveTopology"] = exclusive
+    # Its priority boost (and a budget's mark on it), which the simulation weighs as kq does.
+    kept = {k: str(annotations[k]) for k in PRIORITY_ANNOTATIONS if k in annotations}
+    if kept:
+        out["annotations"] = kept
     out["podSets"] = [_pod_set(ps) for ps in spec.get("podSets") or ()]
     return out
 

@@ -6,15 +6,22 @@ goes (Budgets, ClusterQueues and Cohorts from the setup; Workloads as they arriv
 admitted, evicted and finish, with their conditions at virtual times), ``on_change`` callbacks
 after each change, and ``ctx.now()`` the virtual time. It returns a ``step(now)`` called after
 each instant, which answers when it wants to be called next (``None``: only at the next event):
-a budget waits for its window to move, not only for the next arrival or finish.
+a budget waits for its window to move, not only for the next arrival or finish; ``now``: again
+at this instant, after another round of cycles.
+
+A simulation writes nothing to an API server, but its context's ``merge_patch(resource, key,
+patch)`` changes its own Workloads at once, as an update seen by kq run's feed would: the core
+weighs a new ``kueue.x-k8s.io/priority-boost`` by its own rule (the budgets' LowerPriority).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import dataclasses
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
+from kq.api.priority import priority_boost
 from kq.api.quantity import format_amount
 from kq.budgets import KIND as BUDGET_KIND
 from kq.budgets import BudgetError, parse_budget
@@ -26,7 +33,7 @@ from kq.scheduler.cycle import CycleResult
 from kq.scheduler.decisions import Admit, Victim
 from kq.simulate.engine import Engine, Listener
 from kq.simulate.model import Core, Model
-from kq.simulate.setup import Setup
+from kq.simulate.setup import Setup, merge_patch
 from kq.simulate.source import InputError
 from kq.simulate.trace import Arrival
 
@@ -46,6 +53,8 @@ class _Context:
         self.callbacks: dict[Resource, list[Callable[[], None]]] = {r: [] for r in stores}
         self.core = core
         self.now_at = 0.0
+        self.patched: Callable[[Obj], None] = lambda _obj: None
+        """Told of each Workload ``merge_patch`` changed."""
 
     @property
     def client(self) -> Any:
@@ -63,6 +72,17 @@ class _Context:
 
     def now(self) -> float:
         return self.now_at
+
+    def merge_patch(self, resource: Resource, key: str, patch: Mapping[str, Any]) -> None:
+        """A plugin controller's write, applied in memory at once (no conflict can happen:
+        nothing else writes while it runs)."""
+        current = self.stores[resource].get(key)
+        if current is None:
+            return
+        obj: Obj = merge_patch(current, dict(patch))
+        self.changed(resource, obj)
+        if resource == WORKLOADS:
+            self.patched(obj)
 
     def changed(self, resource: Resource, obj: Obj) -> None:
         self.stores[resource].upsert(obj)
@@ -96,6 +116,7 @@ class PluginControllers(Listener):
             if kind in ("ClusterQueue", "Cohort"):
                 stores[CLUSTER_QUEUES if kind == "ClusterQueue" else COHORTS].upsert(obj)
         self.context = _Context(stores, core)
+        self.context.patched = self._patched
         self.steps: list[Step] = []
         self.engine: Engine | None = None
         pm = build_plugin_manager(model.config.plugins)
@@ -111,10 +132,12 @@ class PluginControllers(Listener):
     def arrived(self, arrival: Arrival, now: float, unqueueable: str | None) -> None:
         self.context.now_at = now
         workload = arrival.workload
-        spec: Obj = {"queueName": workload.queue_name}
+        spec: Obj = {"queueName": workload.queue_name, "priority": workload.priority}
         if arrival.max_execution is not None:
             spec["maximumExecutionTimeSeconds"] = arrival.max_execution
-        meta = {"namespace": workload.namespace, "name": workload.name, "uid": workload.key}
+        meta: Obj = {"namespace": workload.namespace, "name": workload.name, "uid": workload.key}
+        if arrival.annotations:
+            meta["annotations"] = dict(arrival.annotations)
         self.context.changed(WORKLOADS, {"metadata": meta, "spec": spec, "status": {}})
         self.inner.arrived(arrival, now, unqueueable)
 
@@ -151,6 +174,18 @@ class PluginControllers(Listener):
         if current is not None:
             self.context.changed(WORKLOADS, {**current, "status": status})
 
+    def _patched(self, obj: Obj) -> None:
+        """As the feed on a Workload update: the boost it now has, by the core's rule."""
+        meta = obj["metadata"]
+        key = f"{meta['namespace']}/{meta['name']}"
+        arrival = None if self.engine is None else self.engine.arrivals.get(key)
+        if self.engine is None or arrival is None:
+            return
+        annotations = {str(k): str(v) for k, v in (meta.get("annotations") or {}).items()}
+        boost = priority_boost(annotations, self.context.core.plugins.priority_boost)
+        workload = dataclasses.replace(arrival.workload, priority_boost=boost)
+        self.engine.update(dataclasses.replace(arrival, workload=workload, annotations=annotations))
+
     # -- time ---------------------------------------------------------------------------------
 
     def cycled(self, result: CycleResult, now: float, seconds: float) -> None:
@@ -158,7 +193,7 @@ class PluginControllers(Listener):
 
     def settled(self, now: float) -> None:
         self.context.now_at = now
-        wanted = [at for step in self.steps if (at := step(now)) is not None and at > now]
+        wanted = [at for step in self.steps if (at := step(now)) is not None and at >= now]
         if wanted and self.engine is not None and self.engine.pending():
             self.engine.wake_at(min(wanted), self._woken)
         self.inner.settled(now)

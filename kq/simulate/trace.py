@@ -4,7 +4,10 @@ YAML: a list (or ``workloads:``) of entries. CSV: one pod set per row, columns `
 ``arrival``, ``queue``, ``runtime``, ``priority`` or ``priorityClass``, ``count``,
 ``requests`` (``cpu=2;memory=4Gi``) and optionally ``namespace``, ``podSet`` and
 ``maxExecutionSeconds``; rows
-sharing a name add pod sets to one workload. Times are seconds or Go durations (``1m30s``).
+sharing a name add pod sets to one workload. A YAML entry's ``annotations`` may carry Kueue's
+``kueue.x-k8s.io/priority-boost`` (and kq's ``kq.dev/lowered-by-budget``): the workload is
+then ordered and preempted at its effective priority, by the core's own rule. Times are
+seconds or Go durations (``1m30s``).
 """
 
 from __future__ import annotations
@@ -13,12 +16,18 @@ import csv
 import dataclasses
 import io
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from kq.api.invalid import Invalid
-from kq.api.priority import POD_PRIORITY_CLASS_SOURCE, WORKLOAD_PRIORITY_CLASS_SOURCE
+from kq.api.priority import (
+    POD_PRIORITY_CLASS_SOURCE,
+    PRIORITY_BOOST_ANNOTATION,
+    WORKLOAD_PRIORITY_CLASS_SOURCE,
+    boost_error,
+    priority_boost,
+)
 from kq.api.topology import EXCLUSIVE_TOPOLOGY
 from kq.api.workload import Workload, parse_workload
 from kq.config import parse_duration
@@ -28,7 +37,7 @@ from kq.simulate.source import InputError, Located, load_documents, read_text
 ENTRY_KEYS = frozenset(
     {"name", "arrival", "namespace", "queue", "runtime", "priority", "priorityClass"}
     | {"podSets", "count", "requests", "tolerations", "nodeSelector", "minCount"}
-    | {"topologyRequest", "exclusiveTopology", "maxExecutionSeconds"}
+    | {"topologyRequest", "exclusiveTopology", "maxExecutionSeconds", "annotations"}
 )
 POD_SET_KEYS = frozenset(
     {"name", "count", "requests", "tolerations", "nodeSelector", "minCount", "topologyRequest"}
@@ -45,6 +54,8 @@ class Arrival:
     runtime: float
     max_execution: int | None = None
     """``spec.maximumExecutionTimeSeconds``: kq stops it then, and budgets count on it."""
+    annotations: Mapping[str, str] = field(default_factory=dict)
+    """The Workload's annotations (what plugin controllers see, the priority boost among them)."""
 
 
 class _Place:
@@ -273,9 +284,12 @@ def _arrival(place: _Place, entry: Mapping[str, Any], index: int, model: Model) 
     namespace, queue = _queue(place, entry, model)
     name = str(entry.get("name") or f"wl-{index + 1}")
     metadata: dict[str, Any] = {"namespace": namespace, "name": name, "uid": f"sim-{index:07d}"}
+    annotations = _annotations(place, entry, model)
     if entry.get("exclusiveTopology"):
         # JobSet's annotation: each replicated job's slice alone in its domain of this level.
-        metadata["annotations"] = {EXCLUSIVE_TOPOLOGY: str(entry["exclusiveTopology"])}
+        annotations[EXCLUSIVE_TOPOLOGY] = str(entry["exclusiveTopology"])
+    if annotations:
+        metadata["annotations"] = annotations
     obj = {
         "metadata": metadata,
         "spec": {"queueName": queue, "podSets": _pod_sets(place, entry)}
@@ -287,8 +301,24 @@ def _arrival(place: _Place, entry: Mapping[str, Any], index: int, model: Model) 
     limit = _max_execution(place, entry)
     if limit is not None:
         runtime = min(runtime, limit)  # kq deactivates it at its maximum execution time
+    # As the feed: the boost counts with the PriorityBoost gate on, or when a budget set it.
+    boost = priority_boost(annotations, model.config.feature_gates.get("PriorityBoost", False))
     # The creation time is the arrival: the queues order FIFO by it.
-    return Arrival(at, dataclasses.replace(parsed, creation_time=at), runtime, limit)
+    workload = dataclasses.replace(parsed, creation_time=at, priority_boost=boost)
+    return Arrival(at, workload, runtime, limit, annotations)
+
+
+def _annotations(place: _Place, entry: Mapping[str, Any], model: Model) -> dict[str, str]:
+    raw = entry.get("annotations") or {}
+    if not isinstance(raw, dict):
+        raise place.error("annotations", "must be a mapping of name to string")
+    out = {str(k): str(v) for k, v in raw.items()}
+    boost = out.get(PRIORITY_BOOST_ANNOTATION)
+    if boost is not None and model.config.feature_gates.get("PriorityBoost", False):
+        error = boost_error(boost)
+        if error is not None:  # kq's webhook refuses it while the gate is on
+            raise place.error(f"annotations[{PRIORITY_BOOST_ANNOTATION}]", error)
+    return out
 
 
 def _max_execution(place: _Place, entry: Mapping[str, Any]) -> int | None:

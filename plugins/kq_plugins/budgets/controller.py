@@ -33,7 +33,7 @@ from kq_plugins.budgets import metrics
 from kq_plugins.budgets.book import Book, Ledger
 from kq_plugins.budgets.incremental import Incremental
 from kq_plugins.budgets.ledger import Entry, compact, need, prune
-from kq_plugins.budgets.lowering import annotations_of, lower_all
+from kq_plugins.budgets.lowering import InMemory, annotations_of, lower_all, lower_in_memory
 from kq_plugins.budgets.status import invalid, load_entries, render
 from kq_plugins.budgets.workloads import Facts, ended_at, facts, limit_left
 
@@ -86,7 +86,8 @@ class BudgetController:
         changed since the last one (``incremental``); time is the virtual clock."""
         book = self._attach(ctx)
         book.reset()
-        book.can_lower = False  # nothing is written in a simulation: LowerPriority waits
+        # The simulator lowers its own Workloads when it can; else LowerPriority waits.
+        book.can_lower = isinstance(ctx, InMemory)
         kept = Incremental(book, ctx, book.refresh)
         book.refresh = kept.refresh
 
@@ -101,6 +102,11 @@ class BudgetController:
 
         def step(now: float) -> float | None:
             kept.step(now)
+            if lower_in_memory(ctx, book):
+                # As kq run's controller after the cycle that vetoed them: lowered workloads
+                # are tried again at once, at this same instant.
+                ctx.retry_vetoed()
+                return now
             if not book.vetoed:
                 return None
             book.vetoed = False

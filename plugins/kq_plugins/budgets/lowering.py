@@ -9,8 +9,8 @@ and the veto lets the workload in. A lowered workload stays lowered.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Iterator, Mapping
+from typing import Any, Protocol, runtime_checkable
 
 import structlog
 
@@ -22,6 +22,7 @@ from kq.plugin import (
     Budget,
     ControllerContext,
     EventRecorder,
+    Resource,
     boost_error,
 )
 from kq_plugins.budgets.book import Book
@@ -47,9 +48,20 @@ def lowered_patch(obj: Mapping[str, Any], budget: Budget) -> tuple[dict[str, Any
     return patch, priority + base, priority + boost
 
 
-async def lower_all(ctx: ControllerContext, book: Book, events: EventRecorder) -> bool:
-    """Write the lowering the veto asked for; whether any was written."""
-    store, wrote = ctx.store(WORKLOADS), False
+def obj_key(meta: Mapping[str, Any]) -> str:
+    return f"{meta['namespace']}/{meta['name']}"
+
+
+@runtime_checkable
+class InMemory(Protocol):
+    """A simulation's context: it applies a merge patch to its own Workloads at once."""
+
+    def merge_patch(self, resource: Resource, key: str, patch: Mapping[str, Any]) -> None: ...
+
+
+def due(ctx: ControllerContext, book: Book) -> Iterator[tuple[dict[str, Any], Budget]]:
+    """The Workloads the veto asked to lower that still need it, each with its budget."""
+    store = ctx.store(WORKLOADS)
     for key, budget in list(book.to_lower.items()):
         del book.to_lower[key]
         obj = store.get(key)
@@ -57,6 +69,26 @@ async def lower_all(ctx: ControllerContext, book: Book, events: EventRecorder) -
             continue
         if (obj.get("status") or {}).get("admission") is not None:
             continue  # it got quota meanwhile (another budget's room, say): nothing to lower
+        yield obj, budget
+
+
+def lower_in_memory(ctx: ControllerContext, book: Book) -> bool:
+    """``kq simulate``: the lowering written to the simulation's own Workloads; whether any."""
+    if not isinstance(ctx, InMemory):
+        return False
+    wrote = False
+    for obj, budget in due(ctx, book):
+        patch, _, _ = lowered_patch(obj, budget)
+        meta = obj["metadata"]
+        ctx.merge_patch(WORKLOADS, obj_key(meta), patch)
+        wrote = True
+    return wrote
+
+
+async def lower_all(ctx: ControllerContext, book: Book, events: EventRecorder) -> bool:
+    """Write the lowering the veto asked for; whether any was written."""
+    wrote = False
+    for obj, budget in due(ctx, book):
         patch, before, after = lowered_patch(obj, budget)
         meta = obj["metadata"]
         try:
@@ -66,7 +98,7 @@ async def lower_all(ctx: ControllerContext, book: Book, events: EventRecorder) -
             )  # fmt: skip
         except ApiError as exc:  # 409: the veto asks again with the newer object
             if exc.status not in (404, 409):
-                log.warning("priority not lowered", workload=key, error=str(exc))
+                log.warning("priority not lowered", workload=obj_key(meta), error=str(exc))
             continue
         wrote = True
         message = (
