@@ -12,6 +12,7 @@ import pytest
 from kq.api.priority import LOWERED_BY_BUDGET_ANNOTATION, PRIORITY_BOOST_ANNOTATION
 from kq.runtime.resources import WORKLOADS
 from kq.simulate.engine import Engine
+from kq.simulate.history import entry
 from kq.simulate.plugin_controllers import PluginControllers
 from kq.simulate.record import Recorder
 from kq.simulate.run import Run, prepare
@@ -134,3 +135,15 @@ def test_a_trace_workload_is_ordered_by_its_effective_priority(
 def test_a_bad_boost_is_refused_with_the_gate_on(tmp_path: Path) -> None:
     with pytest.raises(InputError, match=r"trace.yaml:\d+: annotations\[kueue.x-k8s.io/prio"):
         boosted_run(tmp_path, True, {PRIORITY_BOOST_ANNOTATION: "low"})
+
+
+def test_a_captured_workload_keeps_its_boost_and_the_budgets_mark() -> None:
+    marks = {PRIORITY_BOOST_ANNOTATION: "-100", LOWERED_BY_BUDGET_ANNOTATION: "b", "other": "x"}
+    obj = {
+        "metadata": {"namespace": "default", "name": "w", "annotations": marks},
+        "spec": {"queueName": "q", "priority": 10, "podSets": []},
+    }
+    kept = entry(obj, 0.0, 60.0, set())
+    assert kept["annotations"] == {PRIORITY_BOOST_ANNOTATION: "-100",
+                                   LOWERED_BY_BUDGET_ANNOTATION: "b"}  # fmt: skip
+    assert kept["priority"] == 10
