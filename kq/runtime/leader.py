@@ -162,16 +162,31 @@ class LeaderElector:
         self.is_leader = False
         if lease is None:
             return
-        spec = dict(lease.get("spec") or {})
-        spec.update(holderIdentity=None, leaseDurationSeconds=1, renewTime=rfc3339_micro())
         # As client-go: the release may take up to the renew deadline, since a lost release
         # costs the successor a whole lease duration.
         try:
             async with asyncio.timeout(self.settings.renew_deadline):
-                await self._client.replace(LEASES, {**lease, "spec": spec})
-            self._log.info("lease released")
+                await self._release_from(lease)
         except (ApiError, TimeoutError) as exc:
             self._log.warning("lease not released", error=str(exc))
+
+    async def _release_from(self, lease: dict[str, Any]) -> None:
+        s = self.settings
+        while True:
+            spec = dict(lease.get("spec") or {})
+            spec.update(holderIdentity=None, leaseDurationSeconds=1, renewTime=rfc3339_micro())
+            try:
+                await self._client.replace(LEASES, {**lease, "spec": spec})
+                self._log.info("lease released")
+                return
+            except ApiError as exc:
+                if not exc.conflict:
+                    raise
+            # A renewal cancelled in flight may still have landed: read the lease again, and
+            # release it if it is still ours.
+            lease = await self._client.get(LEASES, s.name, s.namespace)
+            if (lease.get("spec") or {}).get("holderIdentity") != s.identity:
+                return
 
     def _new_lease(self, now: str) -> dict[str, Any]:
         s = self.settings

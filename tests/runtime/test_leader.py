@@ -30,6 +30,7 @@ class LeaseServer:
         self.writes = 0
         # (method, holder the client saw or wrote) per answered request, in order.
         self.log: list[tuple[str, str | None]] = []
+        self.reply_delay = 0.0  # how long a write that succeeded waits for its answer
 
     async def route(self, request: web.Request) -> web.StreamResponse:
         if self.broken:
@@ -51,6 +52,7 @@ class LeaseServer:
         body["metadata"]["resourceVersion"] = str(self.version)
         self.lease = body
         self.log.append((request.method, self.holder))
+        await asyncio.sleep(self.reply_delay)
         return web.json_response(body, status=201 if request.method == "POST" else 200)
 
     @property
@@ -112,6 +114,30 @@ async def test_one_leader_then_release_hands_over_at_once() -> None:
         assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z", spec["renewTime"])
         second.cancel()
         await asyncio.gather(second, return_exceptions=True)
+
+
+async def test_a_renewal_cancelled_in_flight_does_not_keep_the_lease() -> None:
+    server = LeaseServer()
+    async with serve(server.route) as (_, client):
+
+        async def idle() -> None:
+            await asyncio.Event().wait()
+
+        leader = asyncio.create_task(LeaderElector(client, settings("a")).run(idle))
+        await eventually(held_by(server, "a"), "a holding the lease")
+        server.reply_delay = 0.3
+        applied = len(server.log)
+
+        async def renewal_applied() -> bool:
+            return ("PUT", "a") in server.log[applied:]
+
+        await eventually(renewal_applied, "a renewal applied, its answer held back", interval=0.01)
+        leader.cancel()
+        await asyncio.gather(leader, return_exceptions=True)
+        # The release sent the resourceVersion a had seen before that renewal: refused (409),
+        # it reads the lease, finds it still a's and releases it.
+        assert server.log[-2:] == [("GET", "a"), ("PUT", None)]
+        assert server.holder is None
 
 
 async def test_a_dead_leader_is_replaced_after_the_lease_duration() -> None:
