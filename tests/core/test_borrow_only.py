@@ -23,7 +23,9 @@ def borrow_only_world(lender_cpu: int, preemption: dict[str, str] | None = None)
         over = info.obj.name.startswith("over")
         return AdmissionTerms(borrow_only=True, reason=REASON) if over else None
 
-    world.scheduler.plugins = replace(plugins(), terms=terms)
+    # No veto: the budgets plugin's book is process-wide, and budget tests run before this one
+    # leave ledgers that cover a ClusterQueue named team.
+    world.scheduler.plugins = replace(plugins(), terms=terms, veto=None)
     world.flavor("f")
     spec = {"preemption": preemption} if preemption else {}
     world.cluster_queue("team", [{"f": {"cpu": 4}}], cohort="c", **spec)
