@@ -7,8 +7,6 @@ admitted workload makes it a victim of a newcomer its spec priority would have k
 
 from __future__ import annotations
 
-import base64
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -32,37 +30,12 @@ from tests.controllers.helpers import (
     workload,
     workload_until,
 )
-from tests.controllers.test_admission_guard_cluster import wait_for
+from tests.controllers.test_admission_guard_cluster import guard, wait_for
 from tests.harness import Cluster
 from tests.kqrun import free_port, kq_run
 
 pytestmark = pytest.mark.slow
 GATE = "featureGates:\n  PriorityBoost: true\n"
-
-
-@pytest.fixture
-async def client(cluster: Cluster) -> AsyncIterator[KubeClient]:
-    async with await KubeClient.connect(cluster.kubeconfig) as kube:
-        yield kube
-
-
-def workload_webhook(name: str, ns: str, port: int, ca: bytes) -> dict[str, Any]:
-    """deploy/webhooks.yaml's rule for Workloads, by URL, for this test's namespace only."""
-    return {
-        "apiVersion": "admissionregistration.k8s.io/v1",
-        "kind": "ValidatingWebhookConfiguration",
-        "metadata": {"name": name},
-        "webhooks": [{
-            "name": "vworkloads.kq.kueue.x-k8s.io",
-            "clientConfig": {"url": f"https://127.0.0.1:{port}/validate/kueue",
-                             "caBundle": base64.b64encode(ca).decode()},
-            "rules": [{"apiGroups": ["kueue.x-k8s.io"], "apiVersions": ["v1beta1"],
-                       "operations": ["CREATE", "UPDATE"], "resources": ["workloads"]}],
-            "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": ns}},
-            "failurePolicy": "Fail", "sideEffects": "None",
-            "admissionReviewVersions": ["v1"], "timeoutSeconds": 10,
-        }],
-    }  # fmt: skip
 
 
 def boosted(obj: dict[str, Any], boost: str) -> dict[str, Any]:
@@ -87,7 +60,7 @@ async def test_the_boost_is_validated_orders_and_preempts(
     one_cpu: dict[str, str | int] = {"cpu": 1}
     with kq_run(cluster, run, ns, extra_config=GATE, webhook_port=port):
         ca = wait_for(run / "certs" / "ca.crt")
-        apply(cluster, cache, workload_webhook(hook, ns, port, ca))
+        apply(cluster, cache, guard(hook, port, ca, ns, ("CREATE", "UPDATE"), "workloads"))
         try:
             bad = boosted(workload(ns, "bad", "lq", one_cpu), "high")
             assert (

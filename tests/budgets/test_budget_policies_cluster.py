@@ -8,7 +8,6 @@ on its own nominal quota, and never by preemption.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -35,12 +34,6 @@ from tests.harness import Cluster
 from tests.kqrun import kq_run
 
 pytestmark = pytest.mark.slow
-
-
-@pytest.fixture
-async def client(cluster: Cluster) -> AsyncIterator[KubeClient]:
-    async with await KubeClient.connect(cluster.kubeconfig) as kube:
-        yield kube
 
 
 async def is_admitted(client: KubeClient, ns: str, name: str) -> dict[str, Any]:

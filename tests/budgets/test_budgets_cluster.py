@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import base64
 import time
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -42,12 +41,6 @@ from tests.harness import Cluster
 from tests.kqrun import free_port, kq_run
 
 pytestmark = pytest.mark.slow
-
-
-@pytest.fixture
-async def client(cluster: Cluster) -> AsyncIterator[KubeClient]:
-    async with await KubeClient.connect(cluster.kubeconfig) as kube:
-        yield kube
 
 
 def world(cluster: Cluster, cache: Path, **cq_spec: Any) -> tuple[str, str]:

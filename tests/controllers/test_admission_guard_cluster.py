@@ -57,8 +57,16 @@ def rbac(ns: str) -> list[dict[str, Any]]:
     ]  # fmt: skip
 
 
-def guard(name: str, port: int, ca: bytes, ns: str) -> dict[str, Any]:
-    """deploy/webhooks.yaml's rule for Workloads, by URL and limited to this test's namespace."""
+def guard(
+    name: str,
+    port: int,
+    ca: bytes,
+    ns: str,
+    operations: tuple[str, ...] = ("UPDATE",),
+    resource: str = "workloads/status",
+) -> dict[str, Any]:
+    """deploy/webhooks.yaml's rule for Workloads (by default their status updates), by URL and
+    limited to this test's namespace."""
     return {
         "apiVersion": "admissionregistration.k8s.io/v1",
         "kind": "ValidatingWebhookConfiguration",
@@ -68,7 +76,7 @@ def guard(name: str, port: int, ca: bytes, ns: str) -> dict[str, Any]:
             "clientConfig": {"url": f"https://127.0.0.1:{port}/validate/kueue",
                              "caBundle": base64.b64encode(ca).decode()},
             "rules": [{"apiGroups": ["kueue.x-k8s.io"], "apiVersions": ["v1beta1"],
-                       "operations": ["UPDATE"], "resources": ["workloads/status"]}],
+                       "operations": list(operations), "resources": [resource]}],
             "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": ns}},
             "failurePolicy": "Fail", "sideEffects": "None",
             "admissionReviewVersions": ["v1"], "timeoutSeconds": 10,
