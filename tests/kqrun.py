@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from tests.harness import REPO, Cluster
+from tests.harness import REPO, Cluster, wait_until
 
 
 def install_plugin(source: Path, target: Path) -> Path:
@@ -28,6 +28,24 @@ def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
+
+
+def webhook_ca(workdir: Path, port: int) -> bytes:
+    """The CA of the webhook that ``kq run`` in ``workdir`` serves on ``port``, once it accepts
+    connections: the certificates are written before the server listens, and a configuration
+    with failurePolicy Fail refuses everything with "connection refused" until then."""
+    ca = workdir / "certs" / "ca.crt"
+    wait_until(ca.exists, f"{ca} to appear")
+
+    def listening() -> bool:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+        except OSError:
+            return False
+        return True
+
+    wait_until(listening, f"the webhook on port {port}")
+    return ca.read_bytes()
 
 
 @contextmanager

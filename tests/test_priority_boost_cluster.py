@@ -30,9 +30,9 @@ from tests.controllers.helpers import (
     workload,
     workload_until,
 )
-from tests.controllers.test_admission_guard_cluster import guard, wait_for
+from tests.controllers.test_admission_guard_cluster import guard
 from tests.harness import Cluster
-from tests.kqrun import free_port, kq_run
+from tests.kqrun import free_port, kq_run, webhook_ca
 
 pytestmark = pytest.mark.slow
 GATE = "featureGates:\n  PriorityBoost: true\n"
@@ -59,7 +59,7 @@ async def test_the_boost_is_validated_orders_and_preempts(
     port, run = free_port(), tmp_path / "run"
     one_cpu: dict[str, str | int] = {"cpu": 1}
     with kq_run(cluster, run, ns, extra_config=GATE, webhook_port=port):
-        ca = wait_for(run / "certs" / "ca.crt")
+        ca = webhook_ca(run, port)
         apply(cluster, cache, guard(hook, port, ca, ns, ("CREATE", "UPDATE"), "workloads"))
         try:
             bad = boosted(workload(ns, "bad", "lq", one_cpu), "high")

@@ -36,9 +36,8 @@ from tests.controllers.helpers import (
     namespace,
     suffix,
 )
-from tests.controllers.test_admission_guard_cluster import wait_for
 from tests.harness import Cluster
-from tests.kqrun import free_port, kq_run
+from tests.kqrun import free_port, kq_run, webhook_ca
 
 pytestmark = pytest.mark.slow
 
@@ -236,7 +235,7 @@ def test_kq_refuses_a_zero_window_and_an_unknown_resource(cluster: Cluster, tmp_
     port, run = free_port(), tmp_path / "run"
     target = {"kind": "ClusterQueue", "name": "anything"}
     with kq_run(cluster, run, ns, webhook_port=port):
-        apply(cluster, cache, budget_webhook(hook, port, wait_for(run / "certs" / "ca.crt")))
+        apply(cluster, cache, budget_webhook(hook, port, webhook_ca(run, port)))
         try:
             zero = cluster.refusal(
                 cache_dir=cache, verb="apply", obj=budget(f"zero-{s}", target, {"cpu": "1"}, "0s")

@@ -25,7 +25,7 @@ from tests.controllers.helpers import (
     workload,
 )
 from tests.harness import Cluster, wait_until
-from tests.kqrun import free_port, kq_run
+from tests.kqrun import free_port, kq_run, webhook_ca
 
 pytestmark = pytest.mark.slow
 
@@ -84,11 +84,6 @@ def guard(
     }  # fmt: skip
 
 
-def wait_for(path: Path) -> bytes:
-    wait_until(path.exists, f"{path} to appear")
-    return path.read_bytes()
-
-
 def test_only_kq_writes_status_admission(cluster: Cluster, tmp_path: Path) -> None:
     cache, s = tmp_path / "cache", suffix()
     ns, rf, cq, hook = f"guard-{s}", f"rf-{s}", f"cq-{s}", f"kq-guard-{s}"
@@ -97,7 +92,7 @@ def test_only_kq_writes_status_admission(cluster: Cluster, tmp_path: Path) -> No
     port = free_port()
     run = tmp_path / "run"
     with kq_run(cluster, run, ns, webhook_port=port):
-        apply(cluster, cache, guard(hook, port, wait_for(run / "certs" / "ca.crt"), ns))
+        apply(cluster, cache, guard(hook, port, webhook_ca(run, port), ns))
         try:
             # kq's own admission passes the webhook.
             apply(cluster, cache, workload(ns, "mine", "lq", {"cpu": 1}))
