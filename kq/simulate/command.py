@@ -168,6 +168,8 @@ def run(args: argparse.Namespace) -> int:
         table = comparison_rows(outputs[0][0], outputs[1][0])
     report = write_report(args.out, outputs, table)
     for r in runs:
+        if r.loop is not None:
+            print(f"{r.label}: {r.loop.describe()}")
         if r.pending:
             shown = ", ".join(r.pending[:5]) + (" ..." if len(r.pending) > 5 else "")
             print(f"{r.label}: {len(r.pending)} never admitted (or left pending): {shown}")

@@ -14,6 +14,7 @@ from __future__ import annotations
 import heapq
 import time
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 
 from kq.scheduler.cycle import CycleResult
 from kq.scheduler.decisions import Admit, Preempt, Victim
@@ -23,6 +24,28 @@ from kq.simulate.trace import Arrival
 ARRIVE, FINISH, WAKE = 0, 1, 2
 MAX_CYCLES_PER_INSTANT = 100_000
 """A safety net: a core that kept deciding at one instant would otherwise never let time move."""
+MAX_EVICTIONS_PER_WORKLOAD = 100
+"""Past this, a workload is taken to be in a preemption loop and the simulation stops: Kueue's
+rules allow some (each preemption legal on its own), and every round schedules new finishes, so
+the trace would never end."""
+
+
+@dataclass(frozen=True)
+class PreemptionLoop:
+    """Why a simulation stopped early: ``key`` was evicted this often; ``reasons``: each
+    ``<reason> by <preemptor>`` seen."""
+
+    key: str
+    evictions: int
+    reasons: frozenset[str]
+    at: float
+
+    def describe(self) -> str:
+        return (
+            f"stopped at {self.at:g} s: {self.key} was preempted {self.evictions} times "
+            f"({', '.join(sorted(self.reasons))}); these preemptions undo each other, as "
+            f"Kueue's rules allow, so the trace would never end"
+        )
 
 
 class Listener:
@@ -62,6 +85,10 @@ class Engine:
         self.running: set[str] = set()
         self.done: set[str] = set()
         self.cycles = 0
+        self._evictions: dict[str, int] = {}
+        self._reasons: dict[str, set[str]] = {}
+        self.loop: PreemptionLoop | None = None
+        """Set when the run stopped on a preemption loop."""
         for arrival in self.arrivals.values():
             self._push(arrival.at, ARRIVE, arrival.workload.key, 0)
 
@@ -86,12 +113,15 @@ class Engine:
 
     def run(self, until: float | None = None) -> float:
         """Until no event is left (or the next is after ``until``); workloads that never fit
-        stay pending. Returns the last instant simulated."""
+        stay pending, and a preemption loop stops it (``loop``). Returns the last instant
+        simulated."""
         now = self._events[0][0] if self._events else 0.0
         while True:
             self._apply_due(now)
             self._cycles_at(now)
             self.listener.settled(now)
+            if self.loop is not None:
+                return now
             if not self._events or (until is not None and self._events[0][0] > until):
                 return now
             now = self._events[0][0]
@@ -121,7 +151,7 @@ class Engine:
             self.cycles += 1
             again = self._apply(result, now)
             self.listener.cycled(result, now, seconds)
-            if not again:
+            if not again or self.loop is not None:
                 return
 
     def _apply(self, result: CycleResult, now: float) -> bool:
@@ -146,7 +176,15 @@ class Engine:
                     self.scheduler.release(victim.key)
                     queues.add_workload(self.arrivals[victim.key].workload)
                     self.listener.evicted(victim, decision.key, now)
+                    self._count_eviction(victim, decision.key, now)
         return evicted or self._untried_heads(result)
+
+    def _count_eviction(self, victim: Victim, preemptor: str, now: float) -> None:
+        count = self._evictions[victim.key] = self._evictions.get(victim.key, 0) + 1
+        reasons = self._reasons.setdefault(victim.key, set())
+        reasons.add(f"{victim.reason} by {preemptor}")
+        if count >= MAX_EVICTIONS_PER_WORKLOAD and self.loop is None:
+            self.loop = PreemptionLoop(victim.key, count, frozenset(reasons), now)
 
     def _untried_heads(self, result: CycleResult) -> bool:
         """As the controller: a head back in its heap would be decided the same way again, so

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from kq import heap
-from kq.simulate.engine import Engine
+from kq.simulate.engine import Engine, PreemptionLoop
 from kq.simulate.model import Core, Model, build_core, parse_model
 from kq.simulate.plugin_controllers import PluginControllers, budgets_of
 from kq.simulate.record import Progress, Recorder
@@ -29,6 +29,8 @@ class Run:
     """Wall-clock seconds the simulation took (parsing excluded)."""
     pending: list[str]
     """Workloads that arrived and never got (back) their quota."""
+    loop: PreemptionLoop | None = None
+    """Set when the run stopped early on a preemption loop."""
 
 
 @dataclass
@@ -61,4 +63,13 @@ def simulate(
     with heap.settled():
         end = engine.run(until)
     wall = time.perf_counter() - started
-    return Run(prepared.label, prepared.model, prepared.core, recorder, end, wall, engine.pending())
+    return Run(
+        prepared.label,
+        prepared.model,
+        prepared.core,
+        recorder,
+        end,
+        wall,
+        engine.pending(),
+        engine.loop,
+    )

@@ -9,6 +9,7 @@ cycle popped the same parked head again: at one instant, for ever.
 
 from __future__ import annotations
 
+import re
 import tempfile
 from pathlib import Path
 from types import SimpleNamespace
@@ -18,15 +19,23 @@ import pytest
 from hypothesis import HealthCheck, given, reject, settings
 from hypothesis import strategies as st
 
+from kq.cli import main
 from kq.controllers.admission import AdmissionController
 from kq.queue.requeue import RequeueReason
 from kq.scheduler.cycle import CycleResult
 from kq.scheduler.decisions import Admit, Pending, Preempt, Victim
-from kq.simulate.engine import Engine, Listener
+from kq.simulate.engine import MAX_EVICTIONS_PER_WORKLOAD, Engine, Listener
 from kq.simulate.run import prepare
 from kq.simulate.setup import load_setup
 from tests.core.world import World
-from tests.simulate.helpers import FLAVOR, cluster_queue, job, local_queue, write_setup
+from tests.simulate.helpers import (
+    FLAVOR,
+    cluster_queue,
+    job,
+    local_queue,
+    write_setup,
+    write_trace,
+)
 
 PREEMPTION = {
     "withinClusterQueue": "LowerPriority",
@@ -318,7 +327,31 @@ def test_kueue_rules_let_two_queues_flap() -> None:
     workload older than w2 in q0 evicts it and borrows (w1, LowerOrNewerEqualPriority), and
     q1's higher-priority w0 evicts that borrower while borrowing q0's quota again
     (borrowWithinCohort: LowerPriority). Each new instant starts the round again, so the
-    trace never ends; the property test leaves such examples out, kq does not prevent them."""
+    trace never ends; the property test leaves such examples out, and ``kq simulate`` stops
+    such a run (below)."""
+    with pytest.raises(Flapping) as flapping:
+        run_bounded(FLAPPING_SETUP, FLAPPING_TRACE, 30, until=20)
+    assert flapping.value.reasons == {
+        "InCohortReclamation", "InClusterQueue", RECLAIM_WHILE_BORROWING,
+    }  # fmt: skip
+
+
+def test_kq_simulate_stops_such_a_loop_and_names_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    setup = write_setup(tmp_path / "setup.yaml", *FLAPPING_SETUP)
+    trace = write_trace(tmp_path / "trace.yaml", FLAPPING_TRACE)
+    argv = ["simulate", str(setup), "--trace", str(trace), "--out", str(tmp_path / "out")]
+    assert main([*argv, "--progress", "off"]) == 0
+    printed = capsys.readouterr().out
+    evictions = MAX_EVICTIONS_PER_WORKLOAD
+    stopped = rf": stopped at [0-9.]+ s: default/w\d was preempted {evictions} times \("
+    assert re.search(stopped, printed), printed
+    assert "these preemptions undo each other, as Kueue's rules allow" in printed
+    assert (tmp_path / "out" / "report.html").exists()
+
+
+def _flapping_setup() -> list[dict[str, Any]]:
     q0, q1 = (
         cluster_queue(
             name, 2, cohort="c",
@@ -327,13 +360,12 @@ def test_kueue_rules_let_two_queues_flap() -> None:
         )
         for name, within in (("q0", "LowerOrNewerEqualPriority"), ("q1", "Never"))
     )  # fmt: skip
-    trace = [
-        job("w0", 0, "q1", 4, 7, priority=3),
-        job("w1", 0, "q0", 3, 7, priority=0),
-        job("w2", 5, "q0", 2, 7, priority=0),
-    ]
-    with pytest.raises(Flapping) as flapping:
-        run_bounded([FLAVOR, q0, q1, local_queue("q0"), local_queue("q1")], trace, 30, until=20)
-    assert flapping.value.reasons == {
-        "InCohortReclamation", "InClusterQueue", RECLAIM_WHILE_BORROWING,
-    }  # fmt: skip
+    return [FLAVOR, q0, q1, local_queue("q0"), local_queue("q1")]
+
+
+FLAPPING_SETUP = _flapping_setup()
+FLAPPING_TRACE = [
+    job("w0", 0, "q1", 4, 7, priority=3),
+    job("w1", 0, "q0", 3, 7, priority=0),
+    job("w2", 5, "q0", 2, 7, priority=0),
+]
