@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import json
 import ssl
@@ -57,9 +58,7 @@ async def _validate(request: web.Request) -> web.Response:
     return web.json_response({**review, "response": response})
 
 
-@pytest.fixture
-async def webhook_url(tmp_path: Path) -> AsyncIterator[tuple[str, str]]:
-    cert, key = _certificate(tmp_path)
+async def _serve(cert: Path, key: Path, port: int = 0) -> web.AppRunner:
     app = web.Application()
     app.router.add_post("/mutate", _mutate)
     app.router.add_post("/validate", _validate)
@@ -67,8 +66,14 @@ async def webhook_url(tmp_path: Path) -> AsyncIterator[tuple[str, str]]:
     context.load_cert_chain(cert, key)
     runner = web.AppRunner(app)
     await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0, ssl_context=context)
-    await site.start()
+    await web.TCPSite(runner, "127.0.0.1", port, ssl_context=context).start()
+    return runner
+
+
+@pytest.fixture
+async def webhook_url(tmp_path: Path) -> AsyncIterator[tuple[str, str]]:
+    cert, key = _certificate(tmp_path)
+    runner = await _serve(cert, key)
     port = runner.addresses[0][1]
     yield f"https://127.0.0.1:{port}", base64.b64encode(cert.read_bytes()).decode()
     await runner.cleanup()
@@ -158,3 +163,45 @@ async def test_unreachable_webhook_honours_failure_policy(
         assert 'failed calling webhook "fail.kq.example.com"' in message
     finally:
         await admission.delete_validating_webhook_configuration(f"{namespace}-dead")
+
+
+async def test_a_webhook_server_restarted_on_its_port_is_called_again(
+    api: client.ApiClient, namespace: str, tmp_path: Path
+) -> None:
+    """The API server keeps its connection to a webhook open; once the webhook's server has
+    restarted, that connection is dead, and the next call opens a new one instead of failing."""
+    cert, key = _certificate(tmp_path)
+    runner = await _serve(cert, key)
+    port = runner.addresses[0][1]
+    ca = base64.b64encode(cert.read_bytes()).decode()
+    url = f"https://127.0.0.1:{port}/mutate"
+    admission = client.AdmissionregistrationV1Api(api)
+    v1 = client.CoreV1Api(api)
+    config = {
+        "metadata": {"name": f"{namespace}-restart"},
+        "webhooks": [_hook("restart.kq.example.com", url, ca, namespace)],
+    }
+    await admission.create_mutating_webhook_configuration(config)  # type: ignore[arg-type]
+    try:
+        for name in ("before", "after"):
+            created = await _create_until_mutated(v1, namespace, name)
+            assert created.metadata.labels == {"a": "b", "mutated": "create"}
+            if name == "before":
+                await runner.cleanup()
+                runner = await _serve(cert, key, port)
+    finally:
+        await runner.cleanup()
+        await admission.delete_mutating_webhook_configuration(f"{namespace}-restart")
+
+
+async def _create_until_mutated(v1: client.CoreV1Api, namespace: str, name: str) -> Any:
+    """Create a ConfigMap; kube-apiserver learns of a new configuration through a watch, so a
+    first create it did not send to the webhook is deleted and made again."""
+    for _ in range(50):
+        body = {"metadata": {"name": name, "labels": {"a": "b"}}}
+        created = await v1.create_namespaced_config_map(namespace, body)  # type: ignore[arg-type]
+        if (created.metadata.labels or {}).get("mutated"):
+            return created
+        await v1.delete_namespaced_config_map(name, namespace)
+        await asyncio.sleep(0.1)
+    raise AssertionError(f"ConfigMap {name} was never sent to the webhook")

@@ -54,6 +54,7 @@ class Running:
     kubeconfig: Path
     url: str
     tasks: list[asyncio.Task[Any]]
+    webhooks: Webhooks
 
     async def stop(self) -> None:
         self.server.hub.close_all()
@@ -63,6 +64,7 @@ class Running:
             with contextlib.suppress(asyncio.CancelledError):
                 await task
         await self.runner.cleanup()
+        await self.webhooks.close()
         self.server.store.close()
 
 
@@ -204,4 +206,4 @@ async def start(options: Options, crds: list[dict[str, Any]]) -> Running:
     url = f"{scheme}://{options.host}:{port}"
     kubeconfig = options.data_dir / "kubeconfig"
     write_kubeconfig(kubeconfig, url, token, ca)
-    return Running(server, runner, kubeconfig, url, tasks)
+    return Running(server, runner, kubeconfig, url, tasks, webhooks)

@@ -64,6 +64,14 @@ class Webhooks:
 
     def __init__(self, api: Api) -> None:
         self.api = api
+        # Kept open, as kube-apiserver keeps its connections to webhooks: a TLS handshake on
+        # both ends of every call cost more than the call.
+        self._session: aiohttp.ClientSession | None = None
+
+    async def close(self) -> None:
+        if self._session is not None:
+            await self._session.close()
+            self._session = None
 
     async def admit(self, op: str, rt: ResourceType, obj: Obj, old: Obj | None, ctx: Ctx) -> Obj:
         if rt.group == _GROUP:
@@ -150,23 +158,32 @@ class Webhooks:
         return {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": request}
 
     async def _post(self, hook: dict[str, Any], review: dict[str, Any]) -> dict[str, Any]:
+        try:
+            body = await self._send(hook, review)
+        except (aiohttp.ServerDisconnectedError, aiohttp.ClientOSError):
+            # Mostly a kept connection that the webhook's server closed (it restarted or timed
+            # out idle). Webhooks have no side effects, so one more try, on a new connection,
+            # is safe; Go's transport does the same for kube-apiserver.
+            body = await self._send(hook, review)
+        if not isinstance(body, dict) or not isinstance(body.get("response"), dict):
+            raise ValueError("the response carried no AdmissionReview response")
+        result: dict[str, Any] = body["response"]
+        return result
+
+    async def _send(self, hook: dict[str, Any], review: dict[str, Any]) -> Any:
         client = hook.get("clientConfig") or {}
         url = client.get("url")
         if not url:
             raise ValueError("only clientConfig.url webhooks can be reached from kq")
         context = client_context(str(client.get("caBundle") or ""))
-        timeout = aiohttp.ClientTimeout(total=float(hook.get("timeoutSeconds", 10)))
-        async with (
-            aiohttp.ClientSession(timeout=timeout) as session,
-            session.post(url, json=review, ssl=context) as response,
-        ):
+        limit = aiohttp.ClientTimeout(total=float(hook.get("timeoutSeconds", 10)))
+        if self._session is None:
+            self._session = aiohttp.ClientSession()
+        post = self._session.post(url, json=review, ssl=context, timeout=limit)
+        async with post as response:
             if response.status != 200:
                 raise ValueError(f"the server responded with status {response.status}")
-            body = await response.json(content_type=None)
-        if not isinstance(body, dict) or not isinstance(body.get("response"), dict):
-            raise ValueError("the response carried no AdmissionReview response")
-        result: dict[str, Any] = body["response"]
-        return result
+            return await response.json(content_type=None)
 
     async def _call(
         self,

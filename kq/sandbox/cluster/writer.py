@@ -164,7 +164,10 @@ class Writer:
                 return
             raise
         lingers = result.get("kind") == ref.kind and meta(result).get("deletionTimestamp")
-        if lingers and not _gone(result):
+        # A delete with no grace removes an object without finalizers at once, yet the answer is
+        # its last stored state, which may still show the period an earlier delete started.
+        at_once = action.grace_period_seconds == 0 and not meta(result).get("finalizers")
+        if lingers and not at_once and not _gone(result):
             self._written(ref.kind, before, result)
         else:  # a Status or its last state: the object is gone
             self.changed = True
