@@ -12,7 +12,7 @@ from typing import Any, TypeVar
 import pytest
 
 from kq.runtime.client import KubeClient
-from kq.runtime.resources import NAMESPACES, PODS, Resource
+from kq.runtime.resources import EVENTS, NAMESPACES, PODS, Resource
 from kq.sandbox.cluster.clock import SandboxClock
 from kq.sandbox.cluster.driver import Settings, run_simulated_cluster
 from kq.sandbox.cluster.profiles import load_profile
@@ -57,6 +57,20 @@ def pod_template(app: str, **annotations: str) -> dict[str, Any]:
 async def wait_for(probe: Callable[[], Awaitable[T | None]], what: str) -> T:
     """``eventually`` with room for a loaded machine."""
     return await eventually(probe, what, within=45, interval=0.05)
+
+
+async def events_until(
+    client: KubeClient, ns: str, done: Callable[[list[dict[str, Any]]], bool], what: str
+) -> list[dict[str, Any]]:
+    """The namespace's Events in the order written, once ``done`` holds for them: the
+    simulated cluster writes its Events after the changes they tell of, as a cluster does."""
+
+    async def listed() -> list[dict[str, Any]] | None:
+        items = (await client.list(EVENTS, namespace=ns))["items"]
+        items.sort(key=lambda e: int(e["metadata"]["resourceVersion"]))
+        return items if done(items) else None
+
+    return await wait_for(listed, what)
 
 
 async def pods(client: KubeClient, ns: str, selector: str = "") -> list[dict[str, Any]]:

@@ -32,6 +32,7 @@ from kq.sandbox.cluster.nodes import PROVISIONING_REQUEST_ANNOTATION
 from kq.sandbox.cluster.profiles import load_profile
 from tests.harness import Cluster, eventually
 from tests.sandbox.manifests import mpijob, rayjob, s1_jobset
+from tests.sandbox_io.serving import events_until
 
 SPEED = 60.0
 POOL = "cloud.google.com/gke-nodepool"
@@ -197,10 +198,11 @@ async def test_jobset_restarts_off_a_failed_pool(client: KubeClient, cluster: Cl
         await _eventually(lambda: _condition(client, JOBSETS, "two-slices", ns, "Completed"))
         js = await client.get(JOBSETS, "two-slices", ns)
     assert js["status"]["restarts"] == 1
-    events = (await client.list(EVENTS, namespace=ns))["items"]
-    reasons = {e["reason"] for e in events}
-    assert {"TaintManagerEviction", "BackoffLimitExceeded",
-            "RestartJobSetFailurePolicyAction", "AllJobsCompleted"} <= reasons  # fmt: skip
+    wanted = {"TaintManagerEviction", "BackoffLimitExceeded",
+              "RestartJobSetFailurePolicyAction", "AllJobsCompleted"}  # fmt: skip
+    await events_until(
+        client, ns, lambda events: wanted <= {e["reason"] for e in events}, f"{wanted} Events"
+    )
 
 
 async def test_queued_provisioning_books_nodes_for_the_request(
@@ -340,9 +342,13 @@ async def test_mpijob_runs_to_completion(client: KubeClient, cluster: Cluster) -
         job = await client.get(MPIJOBS, "pi", ns)
     assert job["status"]["replicaStatuses"]["Launcher"]["succeeded"] == 1
     assert job["status"]["completionTime"]
-    events = (await client.list(EVENTS, namespace=ns))["items"]
-    reasons = {e["reason"] for e in events if e["involvedObject"]["kind"] == "MPIJob"}
-    assert {"MPIJobCreated", "MPIJobRunning", "MPIJobSucceeded"} <= reasons
+    wanted = {"MPIJobCreated", "MPIJobRunning", "MPIJobSucceeded"}
+    await events_until(
+        client, ns,
+        lambda events: wanted <= {e["reason"] for e in events
+                                  if e["involvedObject"]["kind"] == "MPIJob"},
+        f"{wanted} Events",
+    )  # fmt: skip
 
 
 async def test_mpijob_suspend_and_resume_follow_the_edited_templates(

@@ -9,11 +9,12 @@ from typing import Any
 import pytest
 
 from kq.runtime.client import KubeClient
-from kq.runtime.resources import EVENTS, PODS
+from kq.runtime.resources import PODS
 from kq.sandbox.cluster.serving import LEADERWORKERSETS, SERVICES, STATEFULSETS
 from tests.harness import Cluster
 from tests.sandbox_io.serving import (
     condition,
+    events_until,
     live,
     pod_template,
     pods,
@@ -137,10 +138,13 @@ async def test_a_deleted_worker_recreates_its_group(client: KubeClient, cluster:
 
         await wait_for(recreated, "the whole group recreated")
         await _available(client, "infer", ns, 1)
-        events = (await client.list(EVENTS, namespace=ns))["items"]
-        assert any(e["reason"] == "RecreateGroup" and e["message"] ==
-                   "Worker pod infer-0-1 failed, deleted leader pod infer-0 to recreate group 0"
-                   for e in events)  # fmt: skip
+        message = "Worker pod infer-0-1 failed, deleted leader pod infer-0 to recreate group 0"
+        await events_until(
+            client, ns,
+            lambda events: any(e["reason"] == "RecreateGroup" and e["message"] == message
+                               for e in events),
+            "the RecreateGroup Event",
+        )  # fmt: skip
 
 
 async def test_a_template_change_replaces_every_group(client: KubeClient, cluster: Cluster) -> None:
@@ -164,5 +168,7 @@ async def test_a_template_change_replaces_every_group(client: KubeClient, cluste
         await wait_for(replaced, "every group on the new template")
         lws = await _available(client, "chat", ns, 2)
         assert condition(lws, "UpdateInProgress")["status"] == "False"
-        events = {e["reason"] for e in (await client.list(EVENTS, namespace=ns))["items"]}
-        assert {"CreatingRevision", "GroupsProgressing", "AllGroupsReady"} <= events
+        wanted = {"CreatingRevision", "GroupsProgressing", "AllGroupsReady"}
+        await events_until(
+            client, ns, lambda events: wanted <= {e["reason"] for e in events}, f"{wanted} Events"
+        )

@@ -8,11 +8,20 @@ from typing import Any
 import pytest
 
 from kq.runtime.client import KubeClient
-from kq.runtime.resources import EVENTS, PODS
+from kq.runtime.resources import PODS
 from kq.sandbox.cluster.readiness import READY_SECONDS_ANNOTATION
 from kq.sandbox.cluster.serving import STATEFULSETS
 from tests.harness import Cluster
-from tests.sandbox_io.serving import live, pod_template, pods, ready, scale, simulated, wait_for
+from tests.sandbox_io.serving import (
+    events_until,
+    live,
+    pod_template,
+    pods,
+    ready,
+    scale,
+    simulated,
+    wait_for,
+)
 
 
 @pytest.fixture
@@ -83,10 +92,12 @@ async def test_parallel_pods_scale_and_come_back_under_their_names(
 
         await wait_for(recreated, "db-0 recreated under its name")
         await _status(client, "db", ns, 1)
-        messages = {e["message"] for e in (await client.list(EVENTS, namespace=ns))["items"]
-                    if e["involvedObject"]["kind"] == "StatefulSet"}  # fmt: skip
-        assert "create Pod db-2 in StatefulSet db successful" in messages
-        assert "delete Pod db-2 in StatefulSet db successful" in messages
+        wanted = {f"{verb} Pod db-2 in StatefulSet db successful" for verb in ("create", "delete")}
+        await events_until(
+            client, ns, lambda events: wanted <= {e["message"] for e in events
+                                                  if e["involvedObject"]["kind"] == "StatefulSet"},
+            "db-2's create and delete Events",
+        )  # fmt: skip
 
 
 async def test_ordered_ready_waits_for_each_pod_to_be_ready(
@@ -139,7 +150,13 @@ async def test_a_template_change_rolls_from_the_highest_ordinal(
         found = live(await pods(client, ns, "app=kv"))
         assert {p["metadata"]["labels"]["controller-revision-hash"] for p in found} == {new}
         assert all(p["metadata"]["labels"]["v"] == "2" for p in found)
-        events = sorted((await client.list(EVENTS, namespace=ns))["items"],
-                        key=lambda e: int(e["metadata"]["resourceVersion"]))  # fmt: skip
-        deletes = [e["message"] for e in events if e["reason"] == "SuccessfulDelete"]
-        assert deletes == [f"delete Pod kv-{i} in StatefulSet kv successful" for i in (2, 1, 0)]
+
+        def deletes(events: list[dict[str, Any]]) -> list[str]:
+            return [e["message"] for e in events if e["reason"] == "SuccessfulDelete"]
+
+        events = await events_until(
+            client, ns, lambda events: len(deletes(events)) >= 3, "three SuccessfulDelete Events"
+        )
+        assert deletes(events) == [
+            f"delete Pod kv-{i} in StatefulSet kv successful" for i in (2, 1, 0)
+        ]

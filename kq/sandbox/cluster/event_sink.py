@@ -5,6 +5,11 @@ broadcaster whose own goroutine writes them. So the driver queues them and this 
 them, in order, while the loop goes on with the writes that move the cluster on (a pod bound,
 started, deleted) instead of waiting for three Events after each pod it starts. Cancelled, the
 task still writes what is queued, for up to ``DRAIN_SECONDS``.
+
+In a cluster those goroutines run on other cores; here every component shares one event loop,
+so Events also wait for a lull: they are written once none has been queued for
+``QUIET_SECONDS``, or ``MAX_DELAY_SECONDS`` after the first of them, whichever comes first. A
+burst (a slice failing, a JobSet restarting) then runs to its end before its Events are written.
 """
 
 from __future__ import annotations
@@ -22,6 +27,8 @@ from kq.sandbox.cluster.actions import Event
 log = structlog.get_logger("kq.sandbox.cluster.event_sink")
 
 DRAIN_SECONDS = 5.0
+QUIET_SECONDS = 0.05
+MAX_DELAY_SECONDS = 1.0
 
 
 class EventSink:
@@ -32,9 +39,11 @@ class EventSink:
         self.queue: deque[Event] = deque()
         self.pending = asyncio.Event()
         self.recorders: dict[str, EventRecorder] = {}
+        self._last_added = 0.0
 
     def add(self, event: Event) -> None:
         self.queue.append(event)
+        self._last_added = asyncio.get_running_loop().time()
         self.pending.set()
 
     async def run(self) -> None:
@@ -42,15 +51,26 @@ class EventSink:
         try:
             while True:
                 await self.pending.wait()
-                while self.queue:
-                    await self._write(self.queue.popleft())
+                await self._lull()
                 self.pending.clear()
+                for _ in range(len(self.queue)):
+                    await self._write(self.queue.popleft())
         except asyncio.CancelledError:
             with contextlib.suppress(TimeoutError):
                 async with asyncio.timeout(DRAIN_SECONDS):
                     while self.queue:
                         await self._write(self.queue.popleft())
             raise
+
+    async def _lull(self) -> None:
+        """Return once no Event has been queued for a while, or the first has waited enough."""
+        loop = asyncio.get_running_loop()
+        latest = loop.time() + MAX_DELAY_SECONDS
+        while (now := loop.time()) < latest:
+            quiet = self._last_added + QUIET_SECONDS
+            if now >= quiet:
+                return
+            await asyncio.sleep(min(quiet, latest) - now)
 
     async def _write(self, event: Event) -> None:
         source = event.source or "kq-sandbox"
