@@ -76,6 +76,8 @@ def _depth_error(kind: str, char: str, raw: bytes) -> ApiError:
 
 def check_json_depth(raw: bytes, kind: str) -> None:
     """400 as kube-apiserver's when ``raw`` nests deeper than ``MAX_DEPTH``."""
+    if raw.count(b"{") + raw.count(b"[") <= MAX_DEPTH:
+        return  # no deeper than its opening brackets, strings' included: most bodies
     brackets = _STRING.sub(b"", raw).translate(None, _BRACKETS)
     if len(brackets) <= 2 * MAX_DEPTH:
         return
