@@ -137,3 +137,33 @@ async def test_a_shortened_period_that_has_run_out_ends_in_the_past(
     await v1.patch_namespaced_pod("late", namespace, {"metadata": {"finalizers": None}})
     await v1.delete_namespaced_pod("late", namespace, grace_period_seconds=0)
     await _gone(v1, namespace, "late")
+
+
+@pytest.mark.usefixtures("controllers")
+async def test_a_pod_in_its_grace_period_outlives_its_foreground_deletion(
+    api: client.ApiClient, namespace: str
+) -> None:
+    """The garbage collector ends a foreground deletion by removing its finalizer, which is no
+    different from any other last finalizer: a pod whose period runs stays for the kubelet."""
+    v1 = client.CoreV1Api(api)
+    created = await v1.create_namespaced_pod(namespace, _bound_pod("owner", "node-a"))  # type: ignore[arg-type]
+    owner = {"apiVersion": "v1", "kind": "Pod", "name": "owner", "uid": created.metadata.uid,
+             "blockOwnerDeletion": True}  # fmt: skip
+    dependent = {"metadata": {"name": "dependent", "ownerReferences": [owner]}}
+    await v1.create_namespaced_config_map(namespace, dependent)  # type: ignore[arg-type]
+    await v1.delete_namespaced_pod(
+        "owner", namespace, grace_period_seconds=30, propagation_policy="Foreground"
+    )
+    for _ in range(100):
+        meta = (await v1.read_namespaced_pod("owner", namespace)).metadata
+        if "foregroundDeletion" not in (meta.finalizers or ()):
+            break
+        await asyncio.sleep(0.05)
+    else:
+        raise AssertionError("the foreground deletion never finished")
+    with pytest.raises(ApiException) as info:
+        await v1.read_namespaced_config_map("dependent", namespace)
+    assert info.value.status == 404
+    assert meta.deletion_grace_period_seconds == 30
+    await v1.delete_namespaced_pod("owner", namespace, grace_period_seconds=0)
+    await _gone(v1, namespace, "owner")

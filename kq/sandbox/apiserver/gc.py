@@ -8,6 +8,7 @@ import logging
 
 from kq.sandbox.apiserver.api import Api
 from kq.sandbox.apiserver.context import Ctx
+from kq.sandbox.apiserver.deletion import finalized
 from kq.sandbox.apiserver.errors import ApiError
 from kq.sandbox.apiserver.registry import NAMESPACE
 from kq.sandbox.apiserver.store import Change, Obj, owner_uids
@@ -112,11 +113,13 @@ class Collector:
         finalizers = [
             f for f in new["metadata"].get("finalizers") or () if f != "foregroundDeletion"
         ]
-        if finalizers:
-            new["metadata"]["finalizers"] = finalizers
-            self.store.put(resource, new, owner)
-        else:
+        new["metadata"]["finalizers"] = finalizers
+        if not finalizers:
+            del new["metadata"]["finalizers"]
+        if finalized(new["metadata"], owner["metadata"]):
             self.store.remove(resource, owner)
+        else:  # other finalizers, or a pod whose grace period runs: the kubelet ends it
+            self.store.put(resource, new, owner)
 
     async def _namespace(self, name: str) -> None:
         ns = self.store.get(NAMESPACE.storage, "", name)
