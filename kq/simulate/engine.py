@@ -60,6 +60,9 @@ class Listener:
 
     def finished(self, key: str, now: float) -> None: ...
 
+    def updated(self, arrival: Arrival) -> None:
+        """The workload changed (``Engine.update``): ``arrival`` is how it is queued now."""
+
     def cycled(self, result: CycleResult, now: float, seconds: float) -> None:
         """After each cycle, its decisions carried out; ``seconds``: the cycle's wall time."""
 
@@ -108,6 +111,7 @@ class Engine:
         on a Workload update (a parked one stays parked until retried)."""
         key = arrival.workload.key
         self.arrivals[key] = arrival
+        self.listener.updated(arrival)
         if key in self.arrived and key not in self.running and key not in self.done:
             self.scheduler.queues.add_workload(arrival.workload)
 

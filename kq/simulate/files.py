@@ -99,6 +99,7 @@ def workload_rows(run: Run) -> list[dict[str, Any]]:
                 "workload": record.key,
                 "clusterQueue": record.cluster_queue,
                 "priority": record.priority,
+                "effectivePriority": record.effective_priority,
                 "arrival": record.arrival,
                 "runtime": record.runtime,
                 "firstAdmission": record.first_admission,

@@ -188,6 +188,9 @@ class PluginControllers(Listener):
 
     # -- time ---------------------------------------------------------------------------------
 
+    def updated(self, arrival: Arrival) -> None:
+        self.inner.updated(arrival)
+
     def cycled(self, result: CycleResult, now: float, seconds: float) -> None:
         self.inner.cycled(result, now, seconds)
 

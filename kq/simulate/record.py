@@ -38,6 +38,8 @@ class WorkloadRecord:
     arrival: float
     runtime: float
     priority: int
+    effective_priority: int
+    """``priority`` plus the boost last honoured (a budget's LowerPriority, a trace's boost)."""
     stints: list[Stint] = field(default_factory=list)
     finished: float | None = None
     unqueueable: str | None = None
@@ -81,7 +83,12 @@ class Recorder(Listener):
             lq = core.queues.local_queues.get(f"{wl.namespace}/{wl.queue_name}")
             cq = lq.cluster_queue if lq is not None else ""
             self.workloads[wl.key] = WorkloadRecord(
-                wl.key, cq, arrival.at, arrival.runtime, wl.priority
+                wl.key,
+                cq,
+                arrival.at,
+                arrival.runtime,
+                wl.priority,
+                wl.priority + wl.priority_boost,
             )
         self.samples: list[Sample] = []
         self.cycles = 0
@@ -94,6 +101,10 @@ class Recorder(Listener):
         if unqueueable is not None:
             self.workloads[arrival.workload.key].unqueueable = unqueueable
             self._done += 1
+
+    def updated(self, arrival: Arrival) -> None:
+        wl = arrival.workload
+        self.workloads[wl.key].effective_priority = wl.priority + wl.priority_boost
 
     def admitted(self, decision: Admit, now: float) -> None:
         flavors: dict[str, str] = {}

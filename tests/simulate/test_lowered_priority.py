@@ -12,6 +12,7 @@ import pytest
 from kq.api.priority import LOWERED_BY_BUDGET_ANNOTATION, PRIORITY_BOOST_ANNOTATION
 from kq.runtime.resources import WORKLOADS
 from kq.simulate.engine import Engine
+from kq.simulate.files import workload_rows
 from kq.simulate.history import entry
 from kq.simulate.plugin_controllers import PluginControllers
 from kq.simulate.record import Recorder
@@ -67,6 +68,10 @@ def test_lower_priority_admits_at_once_lowered_then_yields_to_the_original_prior
     assert starts(run, "urgent") == [(100.0, None)]
     assert starts(run, "first") == [(0.0, None)]
     assert run.pending == []
+    rows = {row["workload"]: row for row in workload_rows(run)}
+    second = rows["default/second"]
+    assert (second["priority"], second["effectivePriority"]) == (0, -100)
+    assert (rows["default/first"]["priority"], rows["default/first"]["effectivePriority"]) == (0, 0)
 
 
 def test_wait_holds_the_over_budget_workload_and_nothing_is_preempted(tmp_path: Path) -> None:
@@ -130,6 +135,8 @@ def test_a_trace_workload_is_ordered_by_its_effective_priority(
     (boosted,), (plain,) = starts(run, "boosted"), starts(run, "plain")
     assert (boosted[0] < plain[0]) is boosted_first
     assert {boosted[0], plain[0]} == {100.0, 110.0}
+    row = next(r for r in workload_rows(run) if r["workload"] == "default/boosted")
+    assert (row["priority"], row["effectivePriority"]) == (10, 10 if boosted_first else 0)
 
 
 def test_a_bad_boost_is_refused_with_the_gate_on(tmp_path: Path) -> None:
