@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from kq.api.quantity import format_amount
@@ -12,6 +12,8 @@ from kq.api.workload import PodSet
 from kq.cache.snapshot import ClusterQueueSnapshot, Snapshot
 from kq.scheduler.modes import (
     EXCEEDS_MAX_QUOTA,
+    FIT,
+    NO_FIT,
     NO_MATCHING_FLAVOR,
     WAITING_FOR_QUOTA,
     AdmissionTerms,
@@ -50,17 +52,17 @@ class Assignment:
 
     @property
     def fits(self) -> bool:
-        return self.mode is Mode.FIT
+        return self.mode is FIT
 
     @property
     def needs_preemption(self) -> bool:
-        return Mode.NO_FIT < self.mode < Mode.FIT
+        return NO_FIT < self.mode < FIT
 
     def message(self) -> str:
         return "; ".join(
             f"couldn't assign flavors to pod set {ps.name}: {', '.join(sorted(ps.reasons))}"
             for ps in self.pod_sets
-            if ps.mode is not Mode.FIT
+            if ps.mode is not FIT
         )
 
 
@@ -82,10 +84,13 @@ class _Evaluator:
         self.cq = cq
         self.oracle = oracle
         self.borrow_only = terms.reason if terms is not None and terms.borrow_only else None
-        policy = cq.spec.preemption
+
+    def can_preempt_while_borrowing(self) -> bool:
+        """Asked only of a flavor that doesn't fit as it is, so not worked out up front."""
+        policy = self.cq.spec.preemption
         # Under fair sharing, reclaiming is how a queue gets its fair share, borrowing or not.
-        self.can_preempt_while_borrowing = policy.borrow_within_cohort != "Never" or (
-            snapshot.fair_sharing is not None and policy.reclaim_within_cohort != "Never"
+        return policy.borrow_within_cohort != "Never" or (
+            self.snapshot.fair_sharing is not None and policy.reclaim_within_cohort != "Never"
         )
 
     def eligibility(self, flavor_name: str, pod_set: PodSet) -> str | None:
@@ -109,7 +114,7 @@ class _Evaluator:
         potential = snapshot.potential_available(cq, fr)
         if value > potential:  # rare: the messages are built only on the failing paths
             return (
-                Mode.NO_FIT,
+                NO_FIT,
                 0,
                 f"insufficient quota for {resource} in flavor {flavor}, previously considered "
                 f"podsets requests ({format_amount(resource, assumed)}) + current podset request "
@@ -122,15 +127,15 @@ class _Evaluator:
         borrowing, may_reclaim = snapshot.usage.borrowing_height(cq.node, fr, value)
         available = snapshot.available(cq, fr)
         if value <= available:
-            return Mode.FIT, borrowing, "", ""
+            return FIT, borrowing, "", ""
         reason = (
             f"insufficient unused quota for {resource} in flavor {flavor}, "
             f"{format_amount(resource, value - available)} more needed"
         )
-        if snapshot.nominal(cq, fr) >= value or may_reclaim or self.can_preempt_while_borrowing:
+        if snapshot.nominal(cq, fr) >= value or may_reclaim or self.can_preempt_while_borrowing():
             mode, borrowing = self.oracle(fr, value)
             return mode, borrowing, reason, ""
-        return Mode.NO_FIT, borrowing, reason, WAITING_FOR_QUOTA
+        return NO_FIT, borrowing, reason, WAITING_FOR_QUOTA
 
     def _borrowed(self, fr: FlavorResource, value: int) -> tuple[Mode, int, str, str]:
         """``quota`` for a borrow-only head: ``value`` on top of the ClusterQueue's unused
@@ -139,14 +144,14 @@ class _Evaluator:
         needed = value + max(0, snapshot.nominal(cq, fr) - snapshot.used(cq, fr))
         available = snapshot.available(cq, fr)
         if needed <= available:
-            return Mode.FIT, snapshot.usage.borrowing_height(cq.node, fr, needed)[0], "", ""
+            return FIT, snapshot.usage.borrowing_height(cq.node, fr, needed)[0], "", ""
         resource, flavor = fr[1], fr[0]
         reason = (
             f"{self.borrow_only}: insufficient quota to borrow for {resource} in flavor "
             f"{flavor} beyond the ClusterQueue's own, {format_amount(resource, needed - available)}"
             " more needed"
         )
-        return Mode.NO_FIT, 0, reason, WAITING_FOR_QUOTA
+        return NO_FIT, 0, reason, WAITING_FOR_QUOTA
 
     def options(
         self,
@@ -164,11 +169,11 @@ class _Evaluator:
             ineligible = self.eligibility(flavor, pod_set)
             if ineligible is not None:
                 reasons.append(ineligible)
-                option = FlavorOption(flavor, Mode.NO_FIT, 0, (ineligible,), {}, NO_MATCHING_FLAVOR)
+                option = FlavorOption(flavor, NO_FIT, 0, (ineligible,), {}, NO_MATCHING_FLAVOR)
                 seen.append(option)
                 yield option
                 continue
-            mode, borrowing, found, no_fit = Mode.FIT, 0, [], ""
+            mode, borrowing, found, no_fit = FIT, 0, [], ""
             usage = {}
             for resource, amount in requests.items():
                 fr = (flavor, resource)
@@ -184,7 +189,7 @@ class _Evaluator:
                 if fr_borrowing > borrowing:
                     borrowing = fr_borrowing
                 usage[fr] = amount
-                if mode is Mode.NO_FIT:
+                if mode is NO_FIT:
                     break
             reasons.extend(found)
             option = FlavorOption(flavor, mode, borrowing, tuple(found), usage, no_fit)
@@ -202,7 +207,7 @@ def _scaled(pod_set: PodSet, count: int, counts_pods: bool) -> dict[str, int]:
 
 def _group_no_fit_reason(options: Iterable[FlavorOption]) -> str:
     """The mildest NoFit reason among a group's flavors: they are alternatives."""
-    reasons = [o.no_fit_reason for o in options if o.mode is Mode.NO_FIT]
+    reasons = [o.no_fit_reason for o in options if o.mode is NO_FIT]
     return min(reasons, key=severity) if reasons else ""
 
 
@@ -221,18 +226,33 @@ def assign_flavors(
     carries only the reasons of the resource group that failed.
     """
     evaluator = _Evaluator(snapshot, cq, oracle, terms)
-    spec = cq.spec
+    pod_sets = workload.obj.pod_sets
+    if len(pod_sets) == 1 and len(cq.spec.resource_groups) == 1:
+        single = _single_group(evaluator, pod_sets[0], counts, assigner)
+        if single is not None:
+            return single
+    return _in_order(evaluator, pod_sets, counts, assigner)
+
+
+def _in_order(
+    evaluator: _Evaluator,
+    pod_sets: Sequence[PodSet],
+    counts: Mapping[str, int] | None,
+    assigner: FlavorAssigner,
+) -> Assignment:
+    """The general path of ``assign_flavors``: each pod set, each resource group it needs."""
+    spec = evaluator.cq.spec
     total_usage: dict[FlavorResource, int] = {}
     results = []
-    mode, borrowing, no_fit_reason = Mode.FIT, 0, ""
+    mode, borrowing, no_fit_reason = FIT, 0, ""
     tried: dict[str, tuple[FlavorOption, ...]] = {}
     counts_pods = spec.group_for("pods") is not None
-    for pod_set in workload.obj.pod_sets:
+    for pod_set in pod_sets:
         count = pod_set.count if counts is None else counts[pod_set.name]
         requests = _scaled(pod_set, count, counts_pods)
         flavors: dict[str, str] = {}
         reasons: list[str] = []
-        ps_mode, ps_no_fit = Mode.FIT, ""
+        ps_mode, ps_no_fit = FIT, ""
         considered: list[FlavorOption] = []
         for resource in sorted(requests):
             if resource in flavors:
@@ -240,7 +260,7 @@ def assign_flavors(
             group = spec.group_for(resource)
             if group is None:
                 reasons = [f"resource {resource} unavailable in ClusterQueue"]
-                ps_mode, ps_no_fit = Mode.NO_FIT, NO_MATCHING_FLAVOR
+                ps_mode, ps_no_fit = NO_FIT, NO_MATCHING_FLAVOR
                 break
             group_requests = {r: v for r, v in requests.items() if r in group.covered_resources}
             group_reasons: list[str] = []
@@ -254,10 +274,10 @@ def assign_flavors(
                 group_no_fit = _group_no_fit_reason(seen)
                 if severity(group_no_fit) > severity(ps_no_fit):
                     ps_no_fit = group_no_fit
-            if chosen is None or chosen.mode is Mode.NO_FIT:
-                reasons, ps_mode = group_reasons, Mode.NO_FIT
+            if chosen is None or chosen.mode is NO_FIT:
+                reasons, ps_mode = group_reasons, NO_FIT
                 break
-            if chosen.mode is not Mode.FIT:
+            if chosen.mode is not FIT:
                 reasons += group_reasons
             ps_mode = _worse(ps_mode, chosen.mode)
             borrowing = max(borrowing, chosen.borrowing)
@@ -274,14 +294,46 @@ def assign_flavors(
                 flavors,
                 {r: v for r, v in requests.items() if r in flavors},
                 ps_mode,
-                tuple(reasons) if ps_mode is not Mode.FIT else (),
+                tuple(reasons) if ps_mode is not FIT else (),
             )
         )
-        if ps_mode is Mode.NO_FIT:
+        if ps_mode is NO_FIT:
             if severity(ps_no_fit) > severity(no_fit_reason):
                 no_fit_reason = ps_no_fit
             break
     return Assignment(tuple(results), total_usage, borrowing, mode, tried, no_fit_reason)
+
+
+def _single_group(
+    evaluator: _Evaluator,
+    pod_set: PodSet,
+    counts: Mapping[str, int] | None,
+    assigner: FlavorAssigner,
+) -> Assignment | None:
+    """``assign_flavors`` for one pod set whose requests the queue's one resource group all
+    covers, the common case, without ``_in_order``'s per-resource bookkeeping; ``None``
+    otherwise. Same result as ``_in_order`` (tests/core/test_assignment_fast.py)."""
+    spec = evaluator.cq.spec
+    count = pod_set.count if counts is None else counts[pod_set.name]
+    group = spec.resource_groups[0]
+    covered = group.covered_resources
+    requests = _scaled(pod_set, count, "pods" in covered)
+    if not requests or not all(r in covered for r in requests):
+        return None
+    reasons: list[str] = []
+    seen: list[FlavorOption] = []
+    options = evaluator.options(group, pod_set, requests, {}, reasons, seen)
+    chosen = assigner.choose(spec, options)
+    tried = {pod_set.name: tuple(seen)}
+    if chosen is None or chosen.mode is NO_FIT:
+        no_fit = _group_no_fit_reason(seen) if reasons else ""
+        failed = PodSetResult(pod_set.name, count, {}, {}, NO_FIT, tuple(reasons))
+        return Assignment((failed,), {}, 0, NO_FIT, tried, no_fit)
+    mode = _worse(FIT, chosen.mode)
+    flavors = dict.fromkeys(requests, chosen.flavor)
+    held = tuple(reasons) if mode is not FIT else ()
+    result = PodSetResult(pod_set.name, count, flavors, requests, mode, held)
+    return Assignment((result,), dict(chosen.usage), max(0, chosen.borrowing), mode, tried)
 
 
 def assign_partially(

@@ -5,13 +5,14 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from kq.api.clusterqueue import TRY_NEXT_FLAVOR, FlavorFungibility
-from kq.scheduler.modes import FlavorOption, Mode
+from kq.scheduler.modes import NO_CANDIDATES, NO_FIT, FlavorOption
 
 
 def should_try_next(option: FlavorOption, fungibility: FlavorFungibility) -> bool:
-    if option.mode in (Mode.NO_FIT, Mode.NO_CANDIDATES):
+    mode = option.mode
+    if mode is NO_FIT or mode is NO_CANDIDATES:
         return True
-    if option.mode.needs_preemption and fungibility.when_can_preempt == TRY_NEXT_FLAVOR:
+    if mode.needs_preemption and fungibility.when_can_preempt == TRY_NEXT_FLAVOR:
         return True
     return option.borrowing > 0 and fungibility.when_can_borrow == TRY_NEXT_FLAVOR
 
@@ -22,12 +23,12 @@ def is_preferred(a: FlavorOption, b: FlavorOption, fungibility: FlavorFungibilit
     NoFit never wins and an option without preemption candidates loses to any viable one,
     whatever the preference.
     """
-    if a.mode is Mode.NO_FIT:
+    if a.mode is NO_FIT:
         return False
-    if b.mode is Mode.NO_FIT:
+    if b.mode is NO_FIT:
         return True
-    if (a.mode is Mode.NO_CANDIDATES) != (b.mode is Mode.NO_CANDIDATES):
-        return b.mode is Mode.NO_CANDIDATES
+    if (a.mode is NO_CANDIDATES) != (b.mode is NO_CANDIDATES):
+        return b.mode is NO_CANDIDATES
     if fungibility.preference == "PreemptionOverBorrowing":
         return (-a.borrowing, a.mode) > (-b.borrowing, b.mode)
     return (a.mode, -a.borrowing) > (b.mode, -b.borrowing)
