@@ -113,8 +113,9 @@ class Collector:
         finalizers = [
             f for f in new["metadata"].get("finalizers") or () if f != "foregroundDeletion"
         ]
-        new["metadata"]["finalizers"] = finalizers
-        if not finalizers:
+        if finalizers:
+            new["metadata"]["finalizers"] = finalizers
+        else:
             del new["metadata"]["finalizers"]
         if finalized(new["metadata"], owner["metadata"]):
             self.store.remove(resource, owner)

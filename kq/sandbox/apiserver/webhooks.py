@@ -160,10 +160,12 @@ class Webhooks:
     async def _post(self, hook: dict[str, Any], review: dict[str, Any]) -> dict[str, Any]:
         try:
             body = await self._send(hook, review)
-        except (aiohttp.ServerDisconnectedError, aiohttp.ClientOSError):
-            # Mostly a kept connection that the webhook's server closed (it restarted or timed
-            # out idle). Webhooks have no side effects, so one more try, on a new connection,
-            # is safe; Go's transport does the same for kube-apiserver.
+        except (aiohttp.ServerDisconnectedError, aiohttp.ClientOSError) as exc:
+            if isinstance(exc, aiohttp.ClientConnectorError):
+                raise  # a new connection refused: trying again at once would only repeat it
+            # A kept connection that the webhook's server closed (it restarted or timed out
+            # idle). Webhooks have no side effects, so one more try, on a new connection, is
+            # safe; Go's transport does the same for kube-apiserver.
             body = await self._send(hook, review)
         if not isinstance(body, dict) or not isinstance(body.get("response"), dict):
             raise ValueError("the response carried no AdmissionReview response")
