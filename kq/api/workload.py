@@ -39,6 +39,12 @@ PREEMPTED = "Preempted"
 FINISHED = "Finished"
 REQUEUED = "Requeued"
 
+WAITING_REASONS = frozenset(
+    {"Pending", "PendingEvaluation", "WaitingForQuota", "ExceedsMaxQuota", "NoMatchingFlavor"}
+)
+"""``QuotaReserved=False`` reasons that say a queued workload waits for room: the scheduler's
+no-fit reasons and the words of a workload not tried yet."""
+
 UNTRUSTED_ADMISSION = "AdmissionNotTrusted"
 """kq's eviction reason for a ``status.admission`` it could not have written."""
 REQUEUE_AT_ONCE = frozenset({"Preempted", "NodeFailures", UNTRUSTED_ADMISSION})
@@ -119,6 +125,18 @@ class Workload:
         """``Requeued=False``: evicted and backing off; it may not enter the active heap."""
         requeued = find(self.conditions, REQUEUED)
         return requeued is not None and not requeued.is_true
+
+    @property
+    def says_it_waits(self) -> bool:
+        """Its status says it waits for room, from a try or a parked head, since it was last
+        evicted (an eviction's words say why it stopped, not why it waits)."""
+        reserved = find(self.conditions, QUOTA_RESERVED)
+        return (
+            reserved is not None
+            and reserved.status == "False"
+            and reserved.reason in WAITING_REASONS
+            and not is_true(self.conditions, EVICTED)
+        )
 
     @property
     def is_admitted(self) -> bool:

@@ -85,6 +85,10 @@ class PendingQueue:
             self.park(info)
             return
         self.push(info)
+        if info.obj.says_it_waits:
+            # Told already (our own write coming back, mostly): it keeps its words until it is
+            # tried, as a workload Kueue has not tried again keeps its last ones.
+            return
         words = self._parked_words.get(info.shape)
         if words is None:
             self._untold.setdefault(info.shape, set()).add(info.key)

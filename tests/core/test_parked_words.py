@@ -70,3 +70,40 @@ def test_after_a_requeue_only_the_untold_hear_the_new_words() -> None:
     result = w.cycle()
     assert [d.key for d in result.decisions] == [head]
     assert set(told(result)) == {late}
+
+
+def test_a_told_workload_keeps_its_words_when_its_shape_parks_anew() -> None:
+    """Our write of the words comes back after the shape was released; when the head fails
+    again with other words, the told workload is not written again: like a workload Kueue has
+    not tried again, it keeps its last words until it is tried."""
+    w = world()
+    running = w.submit("running", "lq", {"cpu": 2}, namespace="ns")
+    w.cycle()
+    head = w.submit("head", "lq", {"cpu": 3}, namespace="ns")
+    first = pending(w.cycle(), head)
+    early = w.submit("early", "lq", {"cpu": 3}, namespace="ns")
+    other = w.submit("other", "lq", {"cpu": 1}, namespace="ns")
+    w.run(2)  # early is told; the one-cpu workload is admitted
+    assert w.admitted() == {running, other}
+    w.requeue_all()
+    says = Condition("QuotaReserved", "False", first.reason, first.message)
+    w.queues.add_workload(replace(w.workloads[early], conditions=(says,)))
+    result = w.cycle()
+    again = pending(result, head)
+    assert again.message != first.message  # one cpu more is missing now
+    assert told(result) == {}
+    late = w.submit("late", "lq", {"cpu": 3}, namespace="ns")
+    assert told(w.cycle()) == {late: (again.reason, again.message)}
+
+
+def test_an_evicted_workload_is_told_despite_its_eviction_words() -> None:
+    w = world()
+    head = w.submit("head", "lq", {"cpu": 6}, namespace="ns")
+    words = pending(w.cycle(), head)
+    back = w.submit("back", "lq", {"cpu": 6}, namespace="ns")
+    released = (
+        Condition("QuotaReserved", "False", "Pending", "Preempted to accommodate a workload"),
+        Condition("Evicted", "True", "Preempted", "Preempted to accommodate a workload"),
+    )
+    w.queues.add_workload(replace(w.workloads[back], conditions=released))
+    assert told(w.cycle()) == {back: (words.reason, words.message)}
