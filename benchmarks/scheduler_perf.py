@@ -241,8 +241,14 @@ def status_cpu(cq: Object) -> float:
 class Runner:
     """Kueue's runner: records every Workload change and finishes admitted ones."""
 
-    def __init__(self, client: KubeClient) -> None:
+    def __init__(self, client: KubeClient, complete_evictions: bool = False) -> None:
+        """``complete_evictions``: clear an evicted Workload's reservation, as Kueue's runner
+        does for Kueue (kq's own workload controller does it for bare Workloads)."""
         self.client = client
+        self.complete_evictions = complete_evictions
+        self._releasing: set[str] = set()
+        self.status_writes: Counter[str] = Counter()
+        """The runner's accepted Workload status writes, by purpose (finish, release)."""
         self.records: dict[str, Record] = {}
         self.usage = Usage()
         self.status_usage = Usage()
@@ -276,6 +282,9 @@ class Runner:
         if evicted and not record.evicted:
             record.evictions += 1
         record.evicted = evicted
+        if evicted and holds and self.complete_evictions and key not in self._releasing:
+            self._releasing.add(key)
+            self._track(asyncio.create_task(self._release(key, obj)))
         admitted = is_true(obj, "Admitted") and not finished
         if admitted and not record.admitted:
             record.admissions += 1
@@ -297,9 +306,50 @@ class Runner:
 
     def _start(self, key: str, admission: int, uid: str, runtime: float) -> None:
         task = asyncio.create_task(self._finish(key, admission, uid, runtime))
-        self._timers.add(task)
+        self._track(task)
         self._finishing[key] = task
+
+    def _track(self, task: asyncio.Task[None]) -> None:
+        self._timers.add(task)
         task.add_done_callback(self._timers.discard)
+
+    async def _release(self, key: str, obj: Object) -> None:
+        """Kueue's runner's one write for an eviction: no reservation, QuotaReserved and
+        Admitted False; a conflict means someone wrote first, and that write is seen again."""
+        meta = obj["metadata"]
+        now = _now_rfc3339()
+        kept = [
+            c for c in obj["status"]["conditions"] if c["type"] not in ("QuotaReserved", "Admitted")
+        ]
+        pending = {
+            "type": "QuotaReserved",
+            "status": "False",
+            "reason": "Pending",
+            "message": "Evicted by the test runner",
+            "lastTransitionTime": now,
+        }
+        unadmitted = {
+            "type": "Admitted",
+            "status": "False",
+            "reason": "NoReservation",
+            "message": "The workload has no reservation",
+            "lastTransitionTime": now,
+        }
+        try:
+            await self.client.merge_patch(
+                WORKLOADS,
+                meta["name"],
+                {"status": {"admission": None, "conditions": [*kept, pending, unadmitted]}},
+                namespace=meta["namespace"],
+                resource_version=meta["resourceVersion"],
+                subresource="status",
+            )
+            self.status_writes["release"] += 1
+        except ApiError as exc:
+            if exc.status != 409:
+                self.failures.append(f"{key}: {exc}")
+        finally:
+            self._releasing.discard(key)
 
     async def sweep(self) -> None:
         """Every second, finish what is admitted, overdue and has no timer: a handler
@@ -345,6 +395,7 @@ class Runner:
                 resource_version=obj["metadata"]["resourceVersion"],
                 subresource="status",
             )
+            self.status_writes["finish"] += 1
 
         try:
             await retry_on_conflict(attempt, attempts=10)
@@ -403,7 +454,10 @@ async def generate(runner: Runner, spec: QueueSpec, wset: WorkloadsSet, index: i
             await runner.client.create(WORKLOADS, workload(spec.name, name, template))
 
 
-async def raw_patch_rate(client: KubeClient, patches: int = 400) -> float:
+PROBE_PATCHES = 400
+
+
+async def raw_patch_rate(client: KubeClient, patches: int = PROBE_PATCHES) -> float:
     """Unconditioned Workload status merge patches per second, 16 at a time."""
     ns = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "bench-probe"}}
     await client.create(NAMESPACES, ns)
@@ -480,12 +534,15 @@ async def bench(
     mode: str,
     profile: Path | None = None,
     fair_sharing: bool = False,
+    controller_argv: list[str] | None = None,
 ) -> dict[str, Any]:
+    """``controller_argv``: another controller than kq's (Kueue's minimalkueue), which gets
+    the kubeconfig in ``KUBECONFIG``, writes no figures, and leaves evictions to the runner."""
     qps, burst = MODES[mode]
     async with await KubeClient.connect(kubeconfig, RUNNER) as client:
         patch_rate = await raw_patch_rate(client)
         await create_queues(client, queues)
-        runner = Runner(client)
+        runner = Runner(client, complete_evictions=controller_argv is not None)
         runner.expected = sum(s.count * len(s.workloads) for spec in queues for s in spec.sets)
         watching = asyncio.gather(runner.informer.run(), runner.queues.run(), runner.sweep())
         await runner.informer.wait_synced()
@@ -494,7 +551,8 @@ async def bench(
         with tempfile.TemporaryDirectory() as tmp:
             stats_path = Path(tmp) / "stats.json"
             controller = subprocess.Popen(  # noqa: ASYNC220 - started once, before timing
-                [
+                controller_argv
+                or [
                     sys.executable,
                     str(HERE / "minimal_kq.py"),
                     "--kubeconfig",
@@ -507,7 +565,8 @@ async def bench(
                     str(stats_path),
                     *(["--profile", str(profile)] if profile else []),
                     *(["--fair-sharing"] if fair_sharing else []),
-                ]
+                ],
+                env={**os.environ, "KUBECONFIG": str(kubeconfig)},
             )
             started = time.time()
             try:
@@ -520,10 +579,12 @@ async def bench(
                 generated = time.time()
                 await runner.done.wait()
                 ended = time.time()
+                controller_cpu = cpu_seconds(controller.pid)
             finally:
                 controller.send_signal(signal.SIGTERM)
                 await asyncio.to_thread(controller.wait, 60)
-            controller_stats = json.loads(stats_path.read_text())
+            controller_stats = json.loads(stats_path.read_text()) if stats_path.exists() else {}
+            controller_stats["cpuS"] = controller_cpu
         server = {
             "cpuS": cpu_seconds(server_pid) - server_cpu if server_pid else None,
             "maxrssMiB": peak_rss_mib(server_pid) if server_pid else None,
@@ -548,6 +609,8 @@ async def bench(
         "failures": runner.failures,
         "swept": runner.swept,
         "controller": controller_stats,
+        "runnerRequests": [[m, k, n] for (m, k), n in sorted(client.requests.items())],
+        "runnerStatusWrites": dict(runner.status_writes),
         "server": server,
     }
 
