@@ -7,7 +7,8 @@ QPS 50 / burst 100 (B1) and B2 is unthrottled. Rounds alternate kq, Kueue, kq, .
 medians are compared. The server's ``apiserver_request_total`` counts every write by verb,
 resource and subresource; the runner's own requests (creates, ``Finished``, and for Kueue the
 eviction completions Kueue's runner makes) are subtracted, so what is left is the
-controller's.
+controller's. ``explainedShare`` is the share of Workloads that said why they wait
+(``QuotaReserved=False``) before their first admission.
 
     .venv/bin/python benchmarks/kueue_side.py --kueue-src DIR [--scale 0.2] [--rounds 2]
 """
@@ -123,6 +124,7 @@ def figures(controller: str, run: dict[str, Any], served: Counter[Key]) -> dict[
         # does, so this is the figure to compare.
         "withReleases": (status + run["runnerStatusWrites"].get("release", 0)) / max(1, admissions),
         "byPurpose": run["controller"].get("workloadWrites", {}),
+        "explainedShare": run["explained"] / max(1, len(run["records"])),
         "eventWrites": events / max(1, admissions),
         "allWrites": sum(n for n in ours.values() if n > 0) / max(1, admissions),
         "writes": {f"{v} {r}": n for (v, r), n in sorted(ours.items()) if n > 0},
@@ -130,8 +132,8 @@ def figures(controller: str, run: dict[str, Any], served: Counter[Key]) -> dict[
 
 
 def report(rounds: list[dict[str, Any]]) -> None:
-    names = ("wallS", "admissions", "evictions", "cpuPerWorkloadMs")
-    names += ("workloadStatusWrites", "withReleases", "eventWrites", "allWrites")
+    names: tuple[str, ...] = ("wallS", "admissions", "evictions", "cpuPerWorkloadMs")
+    names += ("workloadStatusWrites", "withReleases", "eventWrites", "allWrites", "explainedShare")
     by = {c: [r for r in rounds if r["controller"] == c] for c in ("kq", "kueue")}
     print(f"{'figure (median)':28s} {'kq':>10s} {'Kueue':>10s} {'kq/Kueue':>9s}")
     for name in names:

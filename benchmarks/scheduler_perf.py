@@ -249,6 +249,8 @@ class Runner:
         self._releasing: set[str] = set()
         self.status_writes: Counter[str] = Counter()
         """The runner's accepted Workload status writes, by purpose (finish, release)."""
+        self.explained: set[str] = set()
+        """Workloads that said why they wait (``QuotaReserved=False``) before first admitted."""
         self.records: dict[str, Record] = {}
         self.usage = Usage()
         self.status_usage = Usage()
@@ -278,6 +280,11 @@ class Runner:
         if holds != record.holds:
             self.usage.move(record.cluster_queue, record.cpu if holds else -record.cpu, now)
             record.holds = holds
+        if (
+            not record.admissions
+            and (condition(obj, "QuotaReserved") or {}).get("status") == "False"
+        ):
+            self.explained.add(key)
         evicted = is_true(obj, "Evicted")
         if evicted and not record.evicted:
             record.evictions += 1
@@ -611,6 +618,7 @@ async def bench(
         "controller": controller_stats,
         "runnerRequests": [[m, k, n] for (m, k), n in sorted(client.requests.items())],
         "runnerStatusWrites": dict(runner.status_writes),
+        "explained": len(runner.explained),
         "server": server,
     }
 

@@ -228,6 +228,8 @@ class AdmissionController:
                     await self._wake.wait()
             except TimeoutError:
                 self._sync_queue_status()
+                if self.feed.scheduler.queues.has_words_to_tell():
+                    self._wake.set()  # a quiet queue's parked shape: its words come due
                 continue
             self._wake.clear()
             self.decisions.forget_delivered()

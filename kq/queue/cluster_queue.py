@@ -13,6 +13,7 @@ from kq.workload.info import Shape, WorkloadInfo, same_for_queueing
 _sequence = itertools.count()
 # The reasons that say a workload's shape does not fit now, whoever carries it.
 _SHAPE_FAILED = (RequeueReason.NO_FIT, RequeueReason.PREEMPTION_NO_CANDIDATES)
+PARKED_WORDS_AFTER_S = 1.0
 
 _Entry = tuple[tuple[Any, ...], int, str]
 Words = tuple[str, str]
@@ -45,6 +46,7 @@ class PendingQueue:
         # No cycle tries a parked shape's other workloads, so nothing else would say why they
         # wait: they are told the words of the head that parked it, each once, without a try.
         self._parked_words: dict[Shape, Words] = {}
+        self._parked_since: dict[Shape, float] = {}  # the first take of words after it parked
         self._untold: dict[Shape, set[str]] = {}  # queued since the shape last parked, untried
         self._to_tell: dict[str, Words] = {}
         self.inadmissible: dict[str, WorkloadInfo] = {}
@@ -243,13 +245,26 @@ class PendingQueue:
             return []
         return [info for key, (info, _) in self._queued.items() if key != head]
 
-    def take_parked_words(self) -> list[tuple[WorkloadInfo, Words]]:
-        """Queued workloads to be told their parked shape's words, each handed out once."""
+    def take_parked_words(self, now: float) -> list[tuple[WorkloadInfo, Words]]:
+        """Queued workloads to be told their parked shape's words, each handed out once, once
+        the shape has stayed parked ``PARKED_WORDS_AFTER_S``: a shape released again sooner
+        is tried again soon, and its workloads, like Kueue's untried ones, need no words."""
+        since = self._parked_since
+        if len(since) != len(self._parked_words):
+            for shape in self._parked_words.keys() - since.keys():
+                since[shape] = now
         if not self._to_tell:
             return []
-        told = [(self._queued[key][0], words) for key, words in self._to_tell.items()]
-        self._to_tell.clear()
+        told = []
+        for key, words in list(self._to_tell.items()):
+            info = self._queued[key][0]
+            if now - since[info.shape] >= PARKED_WORDS_AFTER_S:
+                told.append((info, words))
+                del self._to_tell[key]
         return told
+
+    def has_words_to_tell(self) -> bool:
+        return bool(self._to_tell)
 
     def done(self, key: str) -> None:
         """The head was admitted; it leaves the queue."""
@@ -271,6 +286,7 @@ class PendingQueue:
             moved += self._shape_sizes.get(shape, 0)
         shapes, self.parked_shapes = self.parked_shapes, set()
         self._parked_words.clear()
+        self._parked_since.clear()
         for key in self._to_tell:  # not told yet, and tried soon: untold again
             self._untold.setdefault(self._queued[key][0].shape, set()).add(key)
         self._to_tell.clear()

@@ -128,9 +128,13 @@ class QueueManager:
         queue = self.queues.get(cq)
         return [] if queue is None else queue.held_behind(head, reason)
 
-    def take_parked_words(self) -> list[tuple[WorkloadInfo, Words]]:
+    def take_parked_words(self, now: float) -> list[tuple[WorkloadInfo, Words]]:
         """Workloads that joined a parked shape, with its head's words (see ``PendingQueue``)."""
-        return [told for queue in self.queues.values() for told in queue.take_parked_words()]
+        return [told for queue in self.queues.values() for told in queue.take_parked_words(now)]
+
+    def has_words_to_tell(self) -> bool:
+        """Some workload of a parked shape waits for its words (a cycle will hand them out)."""
+        return any(queue.has_words_to_tell() for queue in self.queues.values())
 
     def admitted(self, key: str) -> None:
         """The head got quota; it is no longer pending."""

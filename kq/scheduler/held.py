@@ -6,7 +6,9 @@ has not evaluated the reason ``PendingEvaluation`` and the message "Workload is 
 evaluation in the scheduling queue"; kq gives the same and adds the head it waits behind,
 which the cycle that found the head unable to fit knows. A workload of a parked shape would
 fail as its head did (Kueue tries it and says so; kq parks equivalent shapes together), so
-it is told the head's words.
+it is told the head's words once the shape has stayed parked a second: in a busy cohort the
+shape is tried again sooner, and words for every workload behind it would be a status write
+per workload that Kueue does not make.
 """
 
 from __future__ import annotations
@@ -53,13 +55,13 @@ def held_words(queues: QueueManager, decisions: Iterable[Decision]) -> tuple[Pen
     return tuple(words)
 
 
-def parked_words(queues: QueueManager) -> tuple[Pending, ...]:
+def parked_words(queues: QueueManager, now: float) -> tuple[Pending, ...]:
     """Words for the workloads that joined a parked shape since the last cycle (arrivals, and
     those queued untried when it parked): its head's, each handed out once by the queues, and
     skipped when the status says them already (our own write of them coming back)."""
     return tuple(
         _words(info, reason, message)
-        for info, (reason, message) in queues.take_parked_words()
+        for info, (reason, message) in queues.take_parked_words(now)
         if not _says(info, reason, message)
     )
 

@@ -52,7 +52,7 @@ class Scheduler:
         heads = self.queues.heads(snapshot.cluster_queues.keys())
         if not heads:
             # Arrivals in parked shapes are told why they wait without costing a try.
-            return CycleResult((), 0, held=parked_words(self.queues))
+            return CycleResult((), 0, held=parked_words(self.queues, now))
         preemptors = self.queues.preemptors(heads)
         result = schedule(snapshot, heads, self.plugins, self.namespace_labels, preemptors)
         self.last.record(result, now)
@@ -78,7 +78,7 @@ class Scheduler:
                 self.queues.requeue(info, RequeueReason.PENDING_PREEMPTION)
         self.observers.notify(result)
         # Read after the requeues above: who waits behind a head depends on where it went.
-        held = held_words(self.queues, result.decisions) + parked_words(self.queues)
+        held = held_words(self.queues, result.decisions) + parked_words(self.queues, now)
         return replace(result, held=held) if held else result
 
     def workload_changed(self, workload: Workload) -> str | None:

@@ -55,8 +55,10 @@ def test_equals_queued_untried_when_the_shape_parks_are_told_too() -> None:
     result = w.cycle()
     words = pending(result, head)
     assert [d.key for d in result.decisions] == [head]
+    assert told(result) == {}  # the shape parked this instant: words come due in a second
+    result = w.cycle()
     assert told(result) == {behind: (words.reason, words.message)}
-    assert other in w.cycle().by_key  # another shape is tried, not told
+    assert other in result.by_key  # another shape is tried, not told
 
 
 def test_after_a_requeue_only_the_untold_hear_the_new_words() -> None:
@@ -69,7 +71,22 @@ def test_after_a_requeue_only_the_untold_hear_the_new_words() -> None:
     late = w.submit("late", "lq", {"cpu": 6}, namespace="ns")
     result = w.cycle()
     assert [d.key for d in result.decisions] == [head]
-    assert set(told(result)) == {late}
+    assert set(told(w.cycle())) == {late}
+
+
+def test_a_shape_released_within_a_second_tells_nobody() -> None:
+    """A busy cohort requeues a parked shape again and again: its head is tried each time,
+    and the workloads behind it are not written words they would hold for a moment."""
+    w = world()
+    head = w.submit("head", "lq", {"cpu": 6}, namespace="ns")
+    pending(w.scheduler.run_cycle(100.0), head)
+    behind = w.submit("behind", "lq", {"cpu": 6}, namespace="ns")
+    for i in range(8):  # cycles a quarter of a second apart, the shape released after each
+        assert told(w.scheduler.run_cycle(100.25 + i / 4)) == {}
+        w.requeue_all()
+    w.scheduler.run_cycle(110.0)  # its head is tried and parks it again
+    assert told(w.scheduler.run_cycle(110.5)) == {}
+    assert set(told(w.scheduler.run_cycle(111.0))) == {behind}
 
 
 def test_a_told_workload_keeps_its_words_when_its_shape_parks_anew() -> None:
