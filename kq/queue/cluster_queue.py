@@ -13,7 +13,9 @@ from kq.workload.info import Shape, WorkloadInfo, same_for_queueing
 _sequence = itertools.count()
 # The reasons that say a workload's shape does not fit now, whoever carries it.
 _SHAPE_FAILED = (RequeueReason.NO_FIT, RequeueReason.PREEMPTION_NO_CANDIDATES)
-PARKED_WORDS_AFTER_S = 1.0
+
+PARKED_WORDS_AFTER_S = 5.0
+"""How long a shape stays parked before the workloads behind its head are told its words."""
 
 _Entry = tuple[tuple[Any, ...], int, str]
 Words = tuple[str, str]

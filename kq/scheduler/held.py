@@ -6,9 +6,10 @@ has not evaluated the reason ``PendingEvaluation`` and the message "Workload is 
 evaluation in the scheduling queue"; kq gives the same and adds the head it waits behind,
 which the cycle that found the head unable to fit knows. A workload of a parked shape would
 fail as its head did (Kueue tries it and says so; kq parks equivalent shapes together), so
-it is told the head's words once the shape has stayed parked a second: in a busy cohort the
-shape is tried again sooner, and words for every workload behind it would be a status write
-per workload that Kueue does not make.
+it is told the head's words once the shape has stayed parked ``PARKED_WORDS_AFTER_S`` (5 s):
+in a busy cohort the shape is tried again sooner, and words for every workload behind it
+would be a status write per workload that Kueue does not make (Kueue retries the failing head
+and leaves the others without words until it tries them).
 """
 
 from __future__ import annotations

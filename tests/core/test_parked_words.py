@@ -1,11 +1,14 @@
 """Words for workloads of a shape parked with its head (BestEffortFIFO): no cycle tries them,
-so they are told the head's words (``kq.scheduler.held.parked_words``), each once."""
+so once it has stayed parked a while they are told the head's words
+(``kq.scheduler.held.parked_words``), each once."""
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import replace
 
 from kq.api.conditions import Condition
+from kq.queue.cluster_queue import PARKED_WORDS_AFTER_S
 from kq.scheduler.cycle import CycleResult
 from tests.core.world import World, pending
 
@@ -22,12 +25,19 @@ def told(result: CycleResult) -> dict[str, tuple[str, str]]:
     return {p.key: (p.reason, p.message) for p in result.held}
 
 
+def later(w: World) -> World:
+    """The world's clock past the wait before a parked shape's words are told."""
+    w.clock = itertools.count(next(w.clock) + int(PARKED_WORDS_AFTER_S))
+    return w
+
+
 def test_an_arrival_in_a_parked_shape_is_told_the_heads_words_without_a_try() -> None:
     w = world()
     head = w.submit("head", "lq", {"cpu": 6}, namespace="ns")
     words = pending(w.cycle(), head)
     late = w.submit("late", "lq", {"cpu": 6}, namespace="ns")
-    result = w.cycle()
+    assert told(w.cycle()) == {}  # not yet: a busy cohort would release the shape sooner
+    result = later(w).cycle()
     assert result.decisions == ()
     assert told(result) == {late: (words.reason, words.message)}
     assert result.held[0].cluster_queue == "cq"
@@ -39,7 +49,7 @@ def test_words_the_status_says_already_are_not_repeated() -> None:
     head = w.submit("head", "lq", {"cpu": 6}, namespace="ns")
     words = pending(w.cycle(), head)
     late = w.submit("late", "lq", {"cpu": 6}, namespace="ns")
-    assert late in told(w.cycle())
+    assert late in told(later(w).cycle())
     # Our write of the words comes back through the informer: an update, not a new try.
     says = Condition("QuotaReserved", "False", words.reason, words.message)
     w.queues.add_workload(replace(w.workloads[late], conditions=(says,)))
@@ -55,8 +65,8 @@ def test_equals_queued_untried_when_the_shape_parks_are_told_too() -> None:
     result = w.cycle()
     words = pending(result, head)
     assert [d.key for d in result.decisions] == [head]
-    assert told(result) == {}  # the shape parked this instant: words come due in a second
-    result = w.cycle()
+    assert told(result) == {}  # the shape parked this instant
+    result = later(w).cycle()
     assert told(result) == {behind: (words.reason, words.message)}
     assert other in result.by_key  # another shape is tried, not told
 
@@ -66,27 +76,28 @@ def test_after_a_requeue_only_the_untold_hear_the_new_words() -> None:
     head = w.submit("head", "lq", {"cpu": 6}, namespace="ns")
     w.cycle()
     early = w.submit("early", "lq", {"cpu": 6}, namespace="ns")
-    assert early in told(w.cycle())
+    assert early in told(later(w).cycle())
     w.requeue_all()  # the shape is released: its head is tried again, arrivals are not told
     late = w.submit("late", "lq", {"cpu": 6}, namespace="ns")
     result = w.cycle()
     assert [d.key for d in result.decisions] == [head]
-    assert set(told(w.cycle())) == {late}
+    assert set(told(later(w).cycle())) == {late}
 
 
-def test_a_shape_released_within_a_second_tells_nobody() -> None:
+def test_a_shape_released_again_soon_tells_nobody() -> None:
     """A busy cohort requeues a parked shape again and again: its head is tried each time,
     and the workloads behind it are not written words they would hold for a moment."""
     w = world()
     head = w.submit("head", "lq", {"cpu": 6}, namespace="ns")
     pending(w.scheduler.run_cycle(100.0), head)
     behind = w.submit("behind", "lq", {"cpu": 6}, namespace="ns")
-    for i in range(8):  # cycles a quarter of a second apart, the shape released after each
-        assert told(w.scheduler.run_cycle(100.25 + i / 4)) == {}
+    step = PARKED_WORDS_AFTER_S / 4
+    for i in range(1, 12):  # the shape is released after each cycle, tried in the next
+        assert told(w.scheduler.run_cycle(100.0 + i * step)) == {}
         w.requeue_all()
-    w.scheduler.run_cycle(110.0)  # its head is tried and parks it again
-    assert told(w.scheduler.run_cycle(110.5)) == {}
-    assert set(told(w.scheduler.run_cycle(111.0))) == {behind}
+    w.scheduler.run_cycle(200.0)  # its head is tried and parks it again
+    assert told(w.scheduler.run_cycle(200.0 + PARKED_WORDS_AFTER_S - step)) == {}
+    assert set(told(w.scheduler.run_cycle(200.0 + PARKED_WORDS_AFTER_S))) == {behind}
 
 
 def test_a_told_workload_keeps_its_words_when_its_shape_parks_anew() -> None:
@@ -100,7 +111,8 @@ def test_a_told_workload_keeps_its_words_when_its_shape_parks_anew() -> None:
     first = pending(w.cycle(), head)
     early = w.submit("early", "lq", {"cpu": 3}, namespace="ns")
     other = w.submit("other", "lq", {"cpu": 1}, namespace="ns")
-    w.run(2)  # early is told; the one-cpu workload is admitted
+    w.cycle()  # the one-cpu workload is admitted
+    later(w).cycle()  # early is told
     assert w.admitted() == {running, other}
     w.requeue_all()
     says = Condition("QuotaReserved", "False", first.reason, first.message)
@@ -110,7 +122,7 @@ def test_a_told_workload_keeps_its_words_when_its_shape_parks_anew() -> None:
     assert again.message != first.message  # one cpu more is missing now
     assert told(result) == {}
     late = w.submit("late", "lq", {"cpu": 3}, namespace="ns")
-    assert told(w.cycle()) == {late: (again.reason, again.message)}
+    assert told(later(w).cycle()) == {late: (again.reason, again.message)}
 
 
 def test_an_evicted_workload_is_told_despite_its_eviction_words() -> None:
@@ -123,4 +135,4 @@ def test_an_evicted_workload_is_told_despite_its_eviction_words() -> None:
         Condition("Evicted", "True", "Preempted", "Preempted to accommodate a workload"),
     )
     w.queues.add_workload(replace(w.workloads[back], conditions=released))
-    assert told(w.cycle()) == {back: (words.reason, words.message)}
+    assert told(later(w).cycle()) == {back: (words.reason, words.message)}
