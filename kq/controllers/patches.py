@@ -19,7 +19,9 @@ from kq.api.workload import (
     REQUEUED,
     UNTRUSTED_ADMISSION,
 )
+from kq.scheduler.cycle import PASSING_WORDS
 from kq.scheduler.decisions import Admit, Victim
+from kq.scheduler.modes import WAITING_FOR_QUOTA
 from kq.workload.checks import states_of, synced
 from kq.workload.status import admitted_status, condition, pending_status, preempted_status
 
@@ -77,16 +79,15 @@ def admit_patch(obj: Mapping[str, Any], decision: Admit, now: float) -> Object:
 
 
 def pending_patch(obj: Mapping[str, Any], reason: str, message: str, now: float) -> Object | None:
-    """``QuotaReserved=False`` with the scheduler's words; None when it already says so."""
+    """``QuotaReserved=False`` with the scheduler's words; None when it already says so, or
+    when the words are a cycle's passing ones (another head took the quota first) and the
+    status says already that it waits for quota, in words that say how much is missing."""
     current = conditions_of(obj)
     old = find(current, QUOTA_RESERVED)
-    if (
-        old is not None
-        and old.get("status") == "False"
-        and old.get("reason") == reason
-        and old.get("message") == message
-    ):
-        return None
+    if old is not None and old.get("status") == "False" and old.get("reason") == reason:
+        passing = reason == WAITING_FOR_QUOTA and message in PASSING_WORDS
+        if passing or old.get("message") == message:
+            return None
     updates = pending_status(reason, message, now)["conditions"]
     return {"status": {"conditions": merge_conditions(current, updates)}}
 

@@ -35,6 +35,8 @@ tracer = trace.get_tracer("kq.scheduler")
 
 NO_LONGER_FITS = "Workload no longer fits after processing another workload"
 OVERLAPPING_TARGETS = "Workload has overlapping preemption targets with another workload"
+PASSING_WORDS = frozenset({NO_LONGER_FITS, OVERLAPPING_TARGETS})
+"""Why a head that fitted did not get in this cycle: another head took what it needed first."""
 
 
 @dataclass(slots=True)

@@ -13,6 +13,7 @@ from kq.controllers.patches import (
     preempt_patch,
     release_patch,
 )
+from kq.scheduler.cycle import NO_LONGER_FITS, OVERLAPPING_TARGETS
 from kq.scheduler.decisions import Admit, Victim
 
 T0 = "2026-01-01T00:00:00Z"
@@ -94,6 +95,19 @@ def test_pending_is_written_only_when_the_words_change() -> None:
     assert patch is not None
     assert patch["status"]["conditions"][0]["message"] == "still no room"
     assert patch["status"]["conditions"][0]["lastTransitionTime"] == T0
+
+
+def test_a_cycles_passing_words_leave_standing_quota_words_alone() -> None:
+    """Another head took the quota first: the workload still waits for quota, and its words
+    that say how much is missing stay (they would flip back at its next try otherwise)."""
+    missing = "couldn't assign flavors to pod set main: insufficient unused quota, 1 more needed"
+    obj = wl(cond("QuotaReserved", "False", "WaitingForQuota", missing))
+    assert pending_patch(obj, "WaitingForQuota", NO_LONGER_FITS, NOW) is None
+    assert pending_patch(obj, "WaitingForQuota", OVERLAPPING_TARGETS, NOW) is None
+    fresh = wl()
+    patch = pending_patch(fresh, "WaitingForQuota", NO_LONGER_FITS, NOW)
+    assert patch is not None  # a workload with no words gets these
+    assert patch["status"]["conditions"][0]["message"] == NO_LONGER_FITS
 
 
 def test_preempt_marks_once() -> None:
