@@ -7,7 +7,9 @@ QPS 50 / burst 100 (B1) and B2 is unthrottled. Rounds alternate kq, Kueue, kq, .
 medians are compared. The server's ``apiserver_request_total`` counts every write by verb,
 resource and subresource; the runner's own requests (creates, ``Finished``, and for Kueue the
 eviction completions Kueue's runner makes) are subtracted, so what is left is the
-controller's. ``explainedShare`` is the share of Workloads that said why they wait
+controller's. ``coreUsPerAdmission`` is the scheduling core's CPU: kq's cycles (each one
+synchronous call of the core) and Kueue's ``Scheduler.schedule`` in its own CPU profile
+(``go tool pprof``). ``explainedShare`` is the share of Workloads that said why they wait
 (``QuotaReserved=False``) before their first admission.
 
     .venv/bin/python benchmarks/kueue_side.py --kueue-src DIR [--scale 0.2] [--rounds 2]
@@ -42,6 +44,7 @@ SAMPLE = re.compile(r"^apiserver_request_total\{([^}]*)\} (\S+)$", re.M)
 LABEL = re.compile(r'(\w+)="([^"]*)"')
 WRITES = ("POST", "PUT", "PATCH", "DELETE", "APPLY")
 Key = tuple[str, str]  # (verb, resource[/subresource])
+SCHEDULE = "sigs.k8s.io/kueue/pkg/scheduler.(*Scheduler).schedule"
 
 
 def build_kueue(src: Path) -> Path:
@@ -98,11 +101,38 @@ def runner_writes(run: dict[str, Any]) -> Counter[Key]:
 
 def one_round(controller: str, binary: Path | None, queues: list[QueueSpec]) -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as work, real_control_plane(Path(work)) as plane:
+        profile = Path(work) / "cpu.pprof"
+        argv = [str(binary), f"--cpuprofile={profile}"] if binary else None  # reads KUBECONFIG
         before = server_writes(plane)
-        argv = [str(binary)] if binary else None  # it reads KUBECONFIG
         run = asyncio.run(bench(plane.kubeconfig, None, queues, "b2", controller_argv=argv))
         served = server_writes(plane) - before
-    return figures(controller, run, served)
+        # kq's cycles, each the synchronous core; Kueue's Scheduler.schedule from its profile.
+        core = schedule_seconds(binary, profile) if binary else sum(run["controller"]["cycleS"])
+    out = figures(controller, run, served)
+    out["coreUsPerAdmission"] = core * 1e6 / max(1, out["admissions"])
+    return out
+
+
+def schedule_seconds(binary: Path, profile: Path) -> float:
+    """Cumulative CPU seconds in Kueue's ``Scheduler.schedule``, read with ``go tool pprof``."""
+    top = subprocess.run(
+        ["go", "tool", "pprof", "-top", "-cum", "-nodecount=2000", str(binary), str(profile)],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    for line in top.splitlines():
+        fields = line.split()
+        if fields and fields[-1] == SCHEDULE:
+            return _seconds(fields[3])
+    raise SystemExit(f"{SCHEDULE} is not in Kueue's profile")
+
+
+def _seconds(text: str) -> float:
+    for unit, scale in (("ms", 1e-3), ("us", 1e-6), ("µs", 1e-6), ("s", 1.0)):
+        if text.endswith(unit):
+            return float(text[: -len(unit)]) * scale
+    return float(text)
 
 
 def figures(controller: str, run: dict[str, Any], served: Counter[Key]) -> dict[str, Any]:
@@ -134,6 +164,7 @@ def figures(controller: str, run: dict[str, Any], served: Counter[Key]) -> dict[
 def report(rounds: list[dict[str, Any]]) -> None:
     names: tuple[str, ...] = ("wallS", "admissions", "evictions", "cpuPerWorkloadMs")
     names += ("workloadStatusWrites", "withReleases", "eventWrites", "allWrites", "explainedShare")
+    names += ("coreUsPerAdmission",)
     by = {c: [r for r in rounds if r["controller"] == c] for c in ("kq", "kueue")}
     print(f"{'figure (median)':28s} {'kq':>10s} {'Kueue':>10s} {'kq/Kueue':>9s}")
     for name in names:

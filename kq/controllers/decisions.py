@@ -285,7 +285,7 @@ class DecisionWriter:
             return
         patch = preempt_patch(obj, victim, time.time())
         if patch is None:
-            return  # already evicted: the preemptor keeps waiting for the same victim
+            return  # evicted or finished already: the preemptor waits for its quota
         async with self._preempting:
             patched = await self._patch(obj, patch, "evict")
         if patched is not None:

@@ -13,6 +13,7 @@ from typing import Any
 from kq.api.workload import (
     ADMITTED,
     EVICTED,
+    FINISHED,
     PREEMPTED,
     QUOTA_RESERVED,
     REQUEUE_AT_ONCE,
@@ -93,9 +94,10 @@ def pending_patch(obj: Mapping[str, Any], reason: str, message: str, now: float)
 
 
 def preempt_patch(obj: Mapping[str, Any], victim: Victim, now: float) -> Object | None:
-    """Evicted and Preempted on a victim; None when it is already evicted."""
+    """Evicted and Preempted on a victim; None when it is already evicted, or finished since
+    the cycle chose it (its quota is released without an eviction)."""
     current = conditions_of(obj)
-    if is_true(current, EVICTED):
+    if is_true(current, EVICTED) or is_true(current, FINISHED):
         return None
     updates = preempted_status(victim.reason, victim.message, now)["conditions"]
     return {"status": {"conditions": merge_conditions(current, updates)}}

@@ -118,6 +118,8 @@ def test_preempt_marks_once() -> None:
     assert got["Evicted"][:2] == ("True", "Preempted")
     assert got["Preempted"][:2] == ("True", "InClusterQueue")
     assert preempt_patch(wl(cond("Evicted", "True", "Preempted")), victim, NOW) is None
+    finished = wl(cond("QuotaReserved", "True"), cond("Finished", "True", "Succeeded"))
+    assert preempt_patch(finished, victim, NOW) is None  # its quota goes without an eviction
 
 
 def test_only_bare_evicted_workloads_holding_quota_are_released() -> None:
