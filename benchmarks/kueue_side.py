@@ -7,10 +7,10 @@ QPS 50 / burst 100 (B1) and B2 is unthrottled. Rounds alternate kq, Kueue, kq, .
 medians are compared. The server's ``apiserver_request_total`` counts every write by verb,
 resource and subresource; the runner's own requests (creates, ``Finished``, and for Kueue the
 eviction completions Kueue's runner makes) are subtracted, so what is left is the
-controller's. ``coreUsPerAdmission`` is the scheduling core's CPU: kq's cycles (each one
-synchronous call of the core) and Kueue's ``Scheduler.schedule`` in its own CPU profile
-(``go tool pprof``). ``explainedShare`` is the share of Workloads that said why they wait
-(``QuotaReserved=False``) before their first admission.
+controller's. ``coreUsPerAdmission`` is the scheduling core's CPU: the thread CPU time of
+kq's cycles (each one synchronous call of the core) and Kueue's ``Scheduler.schedule`` in its
+own CPU profile (``go tool pprof``). ``explainedShare`` is the share of Workloads that said
+why they wait (``QuotaReserved=False``) before their first admission.
 
     .venv/bin/python benchmarks/kueue_side.py --kueue-src DIR [--scale 0.2] [--rounds 2]
 """
@@ -106,8 +106,7 @@ def one_round(controller: str, binary: Path | None, queues: list[QueueSpec]) -> 
         before = server_writes(plane)
         run = asyncio.run(bench(plane.kubeconfig, None, queues, "b2", controller_argv=argv))
         served = server_writes(plane) - before
-        # kq's cycles, each the synchronous core; Kueue's Scheduler.schedule from its profile.
-        core = schedule_seconds(binary, profile) if binary else sum(run["controller"]["cycleS"])
+        core = schedule_seconds(binary, profile) if binary else run["controller"]["coreCpuS"]
     out = figures(controller, run, served)
     out["coreUsPerAdmission"] = core * 1e6 / max(1, out["admissions"])
     return out

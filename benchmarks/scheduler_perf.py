@@ -709,6 +709,8 @@ def report(run: dict[str, Any], rangespec: Object | None) -> bool:
         label = f"< {bound * 1e3:g} ms" if bound != float("inf") else f">= {lower * 1e3:g} ms"
         print(f"  {label:10s} {n:7d}")
         lower = bound
+    core = ctl["coreCpuS"] * 1e6 / max(1, admissions)
+    print(f"scheduling core CPU       {ctl['coreCpuS']:8.1f} s  ({core:.0f} us per admission)")
     cpu = ctl["userS"] + ctl["sysS"]
     per_workload = f"({cpu * 1000 / len(records):.2f} ms per workload)"
     print(f"controller CPU            {cpu:8.1f} s  {per_workload}")
