@@ -50,7 +50,9 @@ class PendingQueue:
         self._parked_words: dict[Shape, Words] = {}
         self._parked_since: dict[Shape, float] = {}  # the first take of words after it parked
         self._untold: dict[Shape, set[str]] = {}  # queued since the shape last parked, untried
-        self._to_tell: dict[str, Words] = {}
+        # Per parked shape, its workloads to be told its words (kept per shape: a cycle looks
+        # only at the shapes whose words are due, not at every waiting workload).
+        self._to_tell: dict[Shape, dict[str, Words]] = {}
         self.inadmissible: dict[str, WorkloadInfo] = {}
         """Workloads parked one by one (not by shape) until a requeue or their own update."""
         self.inflight: dict[str, WorkloadInfo] = {}
@@ -97,7 +99,7 @@ class PendingQueue:
         if words is None:
             self._untold.setdefault(info.shape, set()).add(info.key)
         else:
-            self._to_tell[info.key] = words
+            self._to_tell.setdefault(info.shape, {})[info.key] = words
 
     def push(self, info: WorkloadInfo) -> None:
         """Add or replace ``info`` among the queued (leaving any parked or in-flight copy)."""
@@ -119,7 +121,9 @@ class PendingQueue:
         if entry is None:
             return None
         shape = entry[0].shape
-        self._to_tell.pop(key, None)
+        told = self._to_tell.get(shape)
+        if told is not None and told.pop(key, None) is not None and not told:
+            del self._to_tell[shape]
         left = self._shape_sizes[shape] - 1
         if left:
             self._shape_sizes[shape] = left
@@ -229,8 +233,9 @@ class PendingQueue:
             self.push(info)
             if words is not None:
                 self._parked_words[info.shape] = words
-                for key in self._untold.pop(info.shape, ()):
-                    self._to_tell[key] = words
+                untold = self._untold.pop(info.shape, ())
+                if untold:
+                    self._to_tell.setdefault(info.shape, {}).update(dict.fromkeys(untold, words))
         else:
             self.inadmissible[info.key] = info
 
@@ -257,13 +262,13 @@ class PendingQueue:
                 since[shape] = now
         if not self._to_tell:
             return []
-        told = []
-        for key, words in list(self._to_tell.items()):
-            info = self._queued[key][0]
-            if now - since[info.shape] >= PARKED_WORDS_AFTER_S:
-                told.append((info, words))
-                del self._to_tell[key]
-        return told
+        due = [shape for shape in self._to_tell if now - since[shape] >= PARKED_WORDS_AFTER_S]
+        queued = self._queued
+        return [
+            (queued[key][0], words)
+            for shape in due
+            for key, words in self._to_tell.pop(shape).items()
+        ]
 
     def has_words_to_tell(self) -> bool:
         return bool(self._to_tell)
@@ -289,8 +294,8 @@ class PendingQueue:
         shapes, self.parked_shapes = self.parked_shapes, set()
         self._parked_words.clear()
         self._parked_since.clear()
-        for key in self._to_tell:  # not told yet, and tried soon: untold again
-            self._untold.setdefault(self._queued[key][0].shape, set()).add(key)
+        for shape, told in self._to_tell.items():  # not told yet, and tried soon: untold again
+            self._untold.setdefault(shape, set()).update(told)
         self._to_tell.clear()
         for shape in shapes:
             self._reheads(shape)
