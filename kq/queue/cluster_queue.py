@@ -15,6 +15,7 @@ _sequence = itertools.count()
 _SHAPE_FAILED = (RequeueReason.NO_FIT, RequeueReason.PREEMPTION_NO_CANDIDATES)
 
 PARKED_WORDS_AFTER_S = 5.0
+_NEVER = float("inf")
 """How long a shape stays parked before the workloads behind its head are told its words."""
 
 _Entry = tuple[tuple[Any, ...], int, str]
@@ -48,11 +49,11 @@ class PendingQueue:
         # No cycle tries a parked shape's other workloads, so nothing else would say why they
         # wait: they are told the words of the head that parked it, each once, without a try.
         self._parked_words: dict[Shape, Words] = {}
-        self._parked_since: dict[Shape, float] = {}  # the first take of words after it parked
-        self._untold: dict[Shape, set[str]] = {}  # queued since the shape last parked, untried
-        # Per parked shape, its workloads to be told its words (kept per shape: a cycle looks
-        # only at the shapes whose words are due, not at every waiting workload).
-        self._to_tell: dict[Shape, dict[str, Words]] = {}
+        self._parked_since: dict[Shape, float] = {}
+        self._words_due = _NEVER  # no parked shape's words come due before this
+        # Per shape, its queued workloads that were neither tried nor told: kept across
+        # requeues, so neither a release nor a cycle costs a walk over waiting workloads.
+        self._untold: dict[Shape, set[str]] = {}
         self.inadmissible: dict[str, WorkloadInfo] = {}
         """Workloads parked one by one (not by shape) until a requeue or their own update."""
         self.inflight: dict[str, WorkloadInfo] = {}
@@ -95,11 +96,10 @@ class PendingQueue:
             # Told already (our own write coming back, mostly): it keeps its words until it is
             # tried, as a workload Kueue has not tried again keeps its last ones.
             return
-        words = self._parked_words.get(info.shape)
-        if words is None:
-            self._untold.setdefault(info.shape, set()).add(info.key)
-        else:
-            self._to_tell.setdefault(info.shape, {})[info.key] = words
+        self._untold.setdefault(info.shape, set()).add(info.key)
+        since = self._parked_since.get(info.shape)
+        if since is not None:
+            self._words_due = min(self._words_due, since + PARKED_WORDS_AFTER_S)
 
     def push(self, info: WorkloadInfo) -> None:
         """Add or replace ``info`` among the queued (leaving any parked or in-flight copy)."""
@@ -121,9 +121,6 @@ class PendingQueue:
         if entry is None:
             return None
         shape = entry[0].shape
-        told = self._to_tell.get(shape)
-        if told is not None and told.pop(key, None) is not None and not told:
-            del self._to_tell[shape]
         left = self._shape_sizes[shape] - 1
         if left:
             self._shape_sizes[shape] = left
@@ -215,10 +212,15 @@ class PendingQueue:
         return info
 
     def requeue(
-        self, info: WorkloadInfo, reason: RequeueReason, words: Words | None = None
+        self,
+        info: WorkloadInfo,
+        reason: RequeueReason,
+        words: Words | None = None,
+        now: float = 0.0,
     ) -> None:
         """Return a head after a cycle: back to the heap, or parked, as the strategy says.
-        ``words``: what the cycle said of it, which a shape parked with it passes on."""
+        ``words``: what the cycle said of it, which a shape parked with it passes on from
+        ``now`` (the cycle's time) on."""
         if self.inflight.pop(info.key, None) is None:
             return  # deleted or replaced while in flight
         popped_at = self._popped_at.pop(info.key, -1)
@@ -233,9 +235,9 @@ class PendingQueue:
             self.push(info)
             if words is not None:
                 self._parked_words[info.shape] = words
-                untold = self._untold.pop(info.shape, ())
-                if untold:
-                    self._to_tell.setdefault(info.shape, {}).update(dict.fromkeys(untold, words))
+                self._parked_since[info.shape] = now
+                if self._untold.get(info.shape):
+                    self._words_due = min(self._words_due, now + PARKED_WORDS_AFTER_S)
         else:
             self.inadmissible[info.key] = info
 
@@ -256,22 +258,25 @@ class PendingQueue:
         """Queued workloads to be told their parked shape's words, each handed out once, once
         the shape has stayed parked ``PARKED_WORDS_AFTER_S``: a shape released again sooner
         is tried again soon, and its workloads, like Kueue's untried ones, need no words."""
-        since = self._parked_since
-        if len(since) != len(self._parked_words):
-            for shape in self._parked_words.keys() - since.keys():
-                since[shape] = now
-        if not self._to_tell:
+        if now < self._words_due:
             return []
-        due = [shape for shape in self._to_tell if now - since[shape] >= PARKED_WORDS_AFTER_S]
-        queued = self._queued
-        return [
-            (queued[key][0], words)
-            for shape in due
-            for key, words in self._to_tell.pop(shape).items()
-        ]
+        told: list[tuple[WorkloadInfo, Words]] = []
+        due = _NEVER
+        for shape, words in self._parked_words.items():
+            untold = self._untold.get(shape)
+            if not untold:
+                continue
+            at = self._parked_since[shape] + PARKED_WORDS_AFTER_S
+            if at <= now:
+                told.extend((self._queued[key][0], words) for key in untold)
+                del self._untold[shape]
+            else:
+                due = min(due, at)
+        self._words_due = due
+        return told
 
     def has_words_to_tell(self) -> bool:
-        return bool(self._to_tell)
+        return self._words_due != _NEVER
 
     def done(self, key: str) -> None:
         """The head was admitted; it leaves the queue."""
@@ -286,7 +291,7 @@ class PendingQueue:
     def requeue_inadmissible(self) -> int:
         """Move every parked workload back to the heap; counts as an event for in-flight heads."""
         self._requeue_generation += 1
-        if not self.parked_shapes and not self.inadmissible and not self._to_tell:
+        if not self.parked_shapes and not self.inadmissible:
             return 0  # the common case on every release: nothing is parked here
         moved = 0
         for shape in self.parked_shapes:
@@ -294,9 +299,7 @@ class PendingQueue:
         shapes, self.parked_shapes = self.parked_shapes, set()
         self._parked_words.clear()
         self._parked_since.clear()
-        for shape, told in self._to_tell.items():  # not told yet, and tried soon: untold again
-            self._untold.setdefault(shape, set()).update(told)
-        self._to_tell.clear()
+        self._words_due = _NEVER
         for shape in shapes:
             self._reheads(shape)
         parked = [i for i in self.inadmissible.values() if not i.obj.awaiting_requeue]

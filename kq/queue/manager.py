@@ -117,11 +117,15 @@ class QueueManager:
         )
 
     def requeue(
-        self, info: WorkloadInfo, reason: RequeueReason, words: Words | None = None
+        self,
+        info: WorkloadInfo,
+        reason: RequeueReason,
+        words: Words | None = None,
+        now: float = 0.0,
     ) -> None:
         queue = self.queues.get(info.cluster_queue)
         if queue is not None:
-            queue.requeue(info, reason, words)
+            queue.requeue(info, reason, words, now)
 
     def held_behind(self, cq: str, head: str, reason: RequeueReason) -> list[WorkloadInfo]:
         """Who waits behind the head ``head`` of ``cq`` (see ``PendingQueue.held_behind``)."""

@@ -73,7 +73,8 @@ class Scheduler:
                 self.cache.assume_workload(with_obj(info, admitted, usage))
                 self.queues.admitted(info.key)
             elif isinstance(decision, Pending):
-                self.queues.requeue(info, decision.requeue, (decision.reason, decision.message))
+                words = (decision.reason, decision.message)
+                self.queues.requeue(info, decision.requeue, words, now)
             else:
                 self.queues.requeue(info, RequeueReason.PENDING_PREEMPTION)
         self.observers.notify(result)
