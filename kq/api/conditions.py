@@ -7,8 +7,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from kq.api.timestamps import parse_time
+from kq.frozen import quick_init
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class Condition:
     type: str

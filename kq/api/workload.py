@@ -31,6 +31,7 @@ from kq.api.topology import (
     parse_topology_assignment,
     parse_topology_request,
 )
+from kq.frozen import quick_init
 
 QUOTA_RESERVED = "QuotaReserved"
 ADMITTED = "Admitted"
@@ -71,6 +72,7 @@ class PodSet:
     topology: TopologyRequest | None = None
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class PodSetAssignment:
     name: str
@@ -80,12 +82,14 @@ class PodSetAssignment:
     topology: TopologyAssignment | None = None
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class Admission:
     cluster_queue: str
     pod_set_assignments: tuple[PodSetAssignment, ...]
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class Workload:
     namespace: str

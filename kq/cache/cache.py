@@ -18,9 +18,11 @@ from kq.cache.quota_tree import QuotaTree
 from kq.cache.snapshot import ClusterQueueSnapshot, Snapshot
 from kq.cache.topology import Placements, TopologyView, is_exclusive, placements_of
 from kq.cache.usage import UsageBook
+from kq.frozen import quick_init
 from kq.workload.info import WorkloadInfo
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class CachedWorkload:
     info: WorkloadInfo
