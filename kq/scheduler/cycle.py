@@ -294,8 +294,10 @@ def _decide(snapshot: Snapshot, entry: Entry, claims: _Claims) -> Decision:
             info.key, cq.name, tuple(victim(snapshot, info, t) for t in entry.targets), message
         )
     admission = _admission(entry, placed)
-    checks = cq.spec.checks_for(
-        f for psa in admission.pod_set_assignments for f in psa.flavors.values()
+    checks = (
+        cq.spec.checks_for(f for psa in admission.pod_set_assignments for f in psa.flavors.values())
+        if cq.spec.admission_checks  # most queues have none: no generator to build
+        else ()
     )
     return Admit(info.key, admission, assignment.borrowing > 0, checks)
 

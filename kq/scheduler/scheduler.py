@@ -66,6 +66,7 @@ class Scheduler:
                     "True",
                     "QuotaReserved",
                     f"Quota reserved in ClusterQueue {info.cluster_queue}",
+                    now,
                 )
                 admitted = info.obj.with_admission(
                     decision.admission, with_condition(info.obj.conditions, reserved, now)
