@@ -18,6 +18,7 @@ from kq.api.podrequests import (
 )
 from kq.api.quantity import QuantityError, to_amount
 from kq.api.selectors import (
+    NO_NODE_CONSTRAINTS,
     NodeConstraints,
     Toleration,
     parse_node_constraints,
@@ -61,7 +62,7 @@ class PodSet:
     """Per-pod requests in Kueue units (cpu in millicores)."""
     min_count: int | None = None
     tolerations: tuple[Toleration, ...] = ()
-    node_constraints: NodeConstraints = field(default_factory=NodeConstraints)
+    node_constraints: NodeConstraints = NO_NODE_CONSTRAINTS
     priority_class_name: str | None = None
     resources: PodResources = field(default=PodResources(), compare=False, repr=False)
     """Its containers' requests and limits as written: LimitRange defaults start from these."""

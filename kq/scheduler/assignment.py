@@ -76,6 +76,8 @@ def _worse(a: Mode, b: Mode) -> Mode:
 class _Evaluator:
     """Evaluates flavors for one workload against one ClusterQueue snapshot."""
 
+    __slots__ = ("borrow_only", "cq", "oracle", "snapshot")  # one per head: no __dict__
+
     def __init__(
         self,
         snapshot: Snapshot,

@@ -83,6 +83,8 @@ class CycleResult:
 class _Oracle:
     """Preemption simulation for one FR; remembers its last answer so ``nominate`` can reuse it."""
 
+    __slots__ = ("cq", "info", "last", "preemptor", "snapshot")  # one per head: no __dict__
+
     def __init__(
         self,
         plugins: AdmissionPlugins,
@@ -264,7 +266,7 @@ def _decide(snapshot: Snapshot, entry: Entry, claims: _Claims) -> Decision:
             assignment.message(),
             RequeueReason.PREEMPTION_NO_CANDIDATES,
         )
-    if claims.overlap(entry.targets):
+    if entry.targets and claims.overlap(entry.targets):
         return Pending(
             info.key,
             cq.name,

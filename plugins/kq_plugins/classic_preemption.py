@@ -169,6 +169,8 @@ def _valid(
 class _Collector:
     """Finds and classifies candidates for one preemptor (semantics §5.3)."""
 
+    __slots__ = ("cq", "needed", "policy", "preemptor", "snapshot")  # one per ask: no __dict__
+
     def __init__(
         self,
         snapshot: Snapshot,
