@@ -7,8 +7,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from kq.api.timestamps import parse_time
+from kq.frozen import quick_init
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class Condition:
     type: str
@@ -53,7 +55,9 @@ def with_condition(
     """Replace or add ``new``; the transition time moves only when the status changes."""
     old = find(conditions, new.type)
     moved = old.last_transition_time if old is not None and old.status == new.status else now
-    # Built directly: ``dataclasses.replace`` costs several times more, once per admission.
-    new = Condition(new.type, new.status, new.reason, new.message, moved)
-    kept = tuple(c for c in conditions if c.type != new.type)
-    return (*kept, new)
+    if new.last_transition_time != moved:  # a caller that passes ``now`` saves this copy
+        # Built directly: ``dataclasses.replace`` costs several times more, once per admission.
+        new = Condition(new.type, new.status, new.reason, new.message, moved)
+    if old is None:
+        return (*conditions, new)
+    return (*[c for c in conditions if c.type != new.type], new)

@@ -53,6 +53,8 @@ class LabelSelector:
     expressions: tuple[Requirement, ...] = ()
 
     def matches(self, labels: Mapping[str, str]) -> bool:
+        if not self.match_labels and not self.expressions:
+            return True  # ``{}``, the usual namespace selector: asked of every head
         return all(labels.get(k) == v for k, v in self.match_labels) and all(
             r.matches(labels) for r in self.expressions
         )
@@ -145,6 +147,11 @@ class NodeConstraints:
         return not reduced or any(all(r.matches(node_labels) for r in t) for t in reduced)
 
 
+NO_NODE_CONSTRAINTS = NodeConstraints()
+"""The constraints of most pod sets, one shared instance: scheduling shapes of workloads that
+carry it compare equal by identity, not through the dataclass's ``__eq__``."""
+
+
 def parse_node_constraints(pod_spec: Mapping[str, Any]) -> NodeConstraints:
     selector = pod_spec.get("nodeSelector") or {}
     required = ((pod_spec.get("affinity") or {}).get("nodeAffinity") or {}).get(
@@ -154,4 +161,6 @@ def parse_node_constraints(pod_spec: Mapping[str, Any]) -> NodeConstraints:
         _requirements(term.get("matchExpressions"))
         for term in required.get("nodeSelectorTerms") or ()
     )
+    if not selector and not terms:
+        return NO_NODE_CONSTRAINTS
     return NodeConstraints(tuple(sorted((str(k), str(v)) for k, v in selector.items())), terms)

@@ -18,6 +18,7 @@ from kq.api.podrequests import (
 )
 from kq.api.quantity import QuantityError, to_amount
 from kq.api.selectors import (
+    NO_NODE_CONSTRAINTS,
     NodeConstraints,
     Toleration,
     parse_node_constraints,
@@ -31,6 +32,7 @@ from kq.api.topology import (
     parse_topology_assignment,
     parse_topology_request,
 )
+from kq.frozen import quick_init
 
 QUOTA_RESERVED = "QuotaReserved"
 ADMITTED = "Admitted"
@@ -60,7 +62,7 @@ class PodSet:
     """Per-pod requests in Kueue units (cpu in millicores)."""
     min_count: int | None = None
     tolerations: tuple[Toleration, ...] = ()
-    node_constraints: NodeConstraints = field(default_factory=NodeConstraints)
+    node_constraints: NodeConstraints = NO_NODE_CONSTRAINTS
     priority_class_name: str | None = None
     resources: PodResources = field(default=PodResources(), compare=False, repr=False)
     """Its containers' requests and limits as written: LimitRange defaults start from these."""
@@ -71,6 +73,7 @@ class PodSet:
     topology: TopologyRequest | None = None
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class PodSetAssignment:
     name: str
@@ -80,12 +83,14 @@ class PodSetAssignment:
     topology: TopologyAssignment | None = None
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class Admission:
     cluster_queue: str
     pod_set_assignments: tuple[PodSetAssignment, ...]
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class Workload:
     namespace: str

@@ -18,9 +18,11 @@ from kq.cache.quota_tree import QuotaTree
 from kq.cache.snapshot import ClusterQueueSnapshot, Snapshot
 from kq.cache.topology import Placements, TopologyView, is_exclusive, placements_of
 from kq.cache.usage import UsageBook
+from kq.frozen import quick_init
 from kq.workload.info import WorkloadInfo
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class CachedWorkload:
     info: WorkloadInfo
@@ -40,8 +42,11 @@ class Cache:
         self._workloads: dict[str, CachedWorkload] = {}
         self._by_cq: dict[str, dict[str, WorkloadInfo]] = {}
         self._shared_cqs: set[str] = set()
-        # Last cycle's ClusterQueue views, reused while spec, node and workload map are the same.
+        # The active ClusterQueues' views for the tree they were made for; a view whose
+        # workload map was copied since (``_stale_views``) is remade at the next snapshot.
         self._views: dict[str, ClusterQueueSnapshot] = {}
+        self._views_tree: QuotaTree | None = None
+        self._stale_views: set[str] = set()
         self._tree: QuotaTree | None = None
         self._usage = UsageBook(0)
         self._inactive: dict[str, tuple[str, str]] = {}
@@ -156,6 +161,7 @@ class Cache:
         if cq in self._shared_cqs:
             self._by_cq[cq] = dict(self._by_cq[cq])
             self._shared_cqs.discard(cq)
+            self._stale_views.add(cq)
         return self._by_cq.setdefault(cq, {})
 
     # -- derived -------------------------------------------------------------------------
@@ -209,27 +215,24 @@ class Cache:
         return () if node is None else tree.queues_under(node.root())
 
     def snapshot(self) -> Snapshot:
-        """O(#ClusterQueues + #cohorts): usage and workload maps are shared copy-on-write."""
+        """O(#ClusterQueues) in C: usage and workload maps are shared copy-on-write, and only
+        the views of queues whose workloads changed since the last snapshot are remade."""
         tree = self.tree()
-        queues = {}
         views = self._views
-        for name, node in tree.cluster_queues.items():
-            if name in self._inactive:
-                continue
-            self._shared_cqs.add(name)
-            spec, workloads = self.cluster_queues[name], self._by_cq.setdefault(name, {})
-            view = views.get(name)
-            if (
-                view is None
-                or view.node is not node
-                or view.spec is not spec
-                or view.workloads is not workloads
-            ):
-                view = views[name] = ClusterQueueSnapshot(spec, node, workloads)
-            queues[name] = view
+        remake: Iterable[str] = self._stale_views
+        if self._views_tree is not tree:
+            views.clear()
+            self._views_tree, remake = tree, tree.cluster_queues  # all, in the tree's order
+        for name in remake:
+            node = tree.cluster_queues.get(name)
+            if node is not None and name not in self._inactive:
+                workloads = self._by_cq.setdefault(name, {})
+                views[name] = ClusterQueueSnapshot(self.cluster_queues[name], node, workloads)
+        self._stale_views.clear()
+        self._shared_cqs.update(views)
         inactive = {name: message for name, (_, message) in self._inactive.items()}
         placements = self.placements
         topology = TopologyView(
             self.nodes, self.topologies, placements.by_node, placements.exclusive
         )
-        return Snapshot(tree, self._usage.fork(), queues, inactive, self.flavors, topology)
+        return Snapshot(tree, self._usage.fork(), dict(views), inactive, self.flavors, topology)

@@ -11,9 +11,11 @@ from kq.api.resourceflavor import ResourceFlavor
 from kq.cache.quota_tree import QuotaNode, QuotaTree
 from kq.cache.topology import TopologyView
 from kq.cache.usage import UsageBook, potential_available
+from kq.frozen import quick_init
 from kq.workload.info import WorkloadInfo
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class ClusterQueueSnapshot:
     spec: ClusterQueue

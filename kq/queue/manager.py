@@ -148,9 +148,12 @@ class QueueManager:
 
     def requeue_inadmissible(self, cluster_queues: Iterable[str]) -> int:
         """A cluster event may let parked workloads fit: move them back to their heaps."""
-        return sum(
-            self.queues[n].requeue_inadmissible() for n in cluster_queues if n in self.queues
-        )
+        queues, moved = self.queues, 0
+        for name in cluster_queues:  # a loop, not sum(generator): once per quota release
+            queue = queues.get(name)
+            if queue is not None:
+                moved += queue.requeue_inadmissible()
+        return moved
 
     # -- status numbers ------------------------------------------------------------------
 

@@ -10,6 +10,7 @@ from kq.api.quotas import FlavorResource, ResourceGroup
 from kq.api.selectors import first_untolerated
 from kq.api.workload import PodSet
 from kq.cache.snapshot import ClusterQueueSnapshot, Snapshot
+from kq.frozen import quick_init
 from kq.scheduler.modes import (
     EXCEEDS_MAX_QUOTA,
     FIT,
@@ -28,6 +29,7 @@ PreemptionOracle = Callable[[FlavorResource, int], tuple[Mode, int]]
 """Simulates preemption for one FR and amount: (RECLAIM|PREEMPT|NO_CANDIDATES, borrowing)."""
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class PodSetResult:
     name: str
@@ -38,6 +40,7 @@ class PodSetResult:
     reasons: tuple[str, ...]
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class Assignment:
     pod_sets: tuple[PodSetResult, ...]
@@ -72,6 +75,8 @@ def _worse(a: Mode, b: Mode) -> Mode:
 
 class _Evaluator:
     """Evaluates flavors for one workload against one ClusterQueue snapshot."""
+
+    __slots__ = ("borrow_only", "cq", "oracle", "snapshot")  # one per head: no __dict__
 
     def __init__(
         self,

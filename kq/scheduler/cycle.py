@@ -85,6 +85,8 @@ class CycleResult:
 class _Oracle:
     """Preemption simulation for one FR; remembers its last answer so ``nominate`` can reuse it."""
 
+    __slots__ = ("cq", "info", "last", "preemptor", "snapshot")  # one per head: no __dict__
+
     def __init__(
         self,
         plugins: AdmissionPlugins,
@@ -266,7 +268,7 @@ def _decide(snapshot: Snapshot, entry: Entry, claims: _Claims) -> Decision:
             assignment.message(),
             RequeueReason.PREEMPTION_NO_CANDIDATES,
         )
-    if claims.overlap(entry.targets):
+    if entry.targets and claims.overlap(entry.targets):
         return Pending(
             info.key,
             cq.name,
@@ -296,8 +298,10 @@ def _decide(snapshot: Snapshot, entry: Entry, claims: _Claims) -> Decision:
             info.key, cq.name, tuple(victim(snapshot, info, t) for t in entry.targets), message
         )
     admission = _admission(entry, placed)
-    checks = cq.spec.checks_for(
-        f for psa in admission.pod_set_assignments for f in psa.flavors.values()
+    checks = (
+        cq.spec.checks_for(f for psa in admission.pod_set_assignments for f in psa.flavors.values())
+        if cq.spec.admission_checks  # most queues have none: no generator to build
+        else ()
     )
     return Admit(info.key, admission, assignment.borrowing > 0, checks)
 

@@ -5,9 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from kq.api.workload import Admission
+from kq.frozen import quick_init
 from kq.queue.requeue import RequeueReason
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class Admit:
     key: str
@@ -17,6 +19,7 @@ class Admit:
     """Checks still to pass; with none, ``Admitted=True`` goes with ``QuotaReserved=True``."""
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class Pending:
     """Stays pending: ``QuotaReserved=False`` with this reason and message."""
@@ -28,6 +31,7 @@ class Pending:
     requeue: RequeueReason
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class Victim:
     key: str
@@ -36,6 +40,7 @@ class Victim:
     message: str
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class Preempt:
     """The preemptor waits (pending message given) while ``victims`` are evicted."""

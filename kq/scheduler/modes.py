@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from enum import IntEnum
 
 from kq.api.quotas import FlavorResource
+from kq.frozen import quick_init
 
 
 class Mode(IntEnum):
@@ -32,6 +33,7 @@ RECLAIM = Mode.RECLAIM
 FIT = Mode.FIT
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class FlavorOption:
     """One flavor evaluated for a pod set's resource group, in ClusterQueue order."""

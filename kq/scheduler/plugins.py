@@ -92,23 +92,31 @@ def _first_result(hook: HookCaller) -> Callable[[WorkloadInfo, ClusterQueue], An
             return hook(workload=workload, cluster_queue=cq)
 
         return through_pluggy
-    positions = {"workload": 0, "cluster_queue": 1}
-    calls = [
-        (impl.function, tuple(positions[name] for name in impl.argnames))
-        for impl in reversed(impls)
-    ]
-    if len(calls) == 1 and calls[0][1] == (0, 1):
-        return calls[0][0]  # the usual case (one plugin, both arguments): called as it is
+    calls = [_called_as_hook(impl.function, impl.argnames) for impl in reversed(impls)]
+    if len(calls) == 1:
+        return calls[0]
 
     def first(workload: WorkloadInfo, cq: ClusterQueue) -> Any:
-        args = (workload, cq)
-        for function, taken in calls:
-            result = function(*[args[i] for i in taken])
+        for call in calls:
+            result = call(workload, cq)
             if result is not None:
                 return result
         return None
 
     return first
+
+
+def _called_as_hook(
+    function: Callable[..., Any], argnames: tuple[str, ...]
+) -> Callable[[WorkloadInfo, ClusterQueue], Any]:
+    """``function`` taking ``(workload, cluster_queue)``, passed on as named in ``argnames``;
+    the usual shapes are wrapped once, not re-arranged on every call."""
+    if argnames == ("workload", "cluster_queue"):
+        return function
+    if argnames == ("workload",):
+        return lambda workload, cq: function(workload)
+    positions = tuple(("workload", "cluster_queue").index(name) for name in argnames)
+    return lambda workload, cq: function(*[(workload, cq)[i] for i in positions])
 
 
 def load_admission_plugins(

@@ -10,6 +10,7 @@ from kq.api.clusterqueue import ClusterQueue
 from kq.api.quotas import FlavorResource
 from kq.api.topology import TopologyAssignment
 from kq.cache.snapshot import ClusterQueueSnapshot, Snapshot
+from kq.frozen import quick_init
 from kq.scheduler.modes import FlavorOption
 from kq.workload.info import WorkloadInfo
 
@@ -24,6 +25,7 @@ class FlavorAssigner(Protocol):
         ...
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class Target:
     """A workload to evict so the preemptor fits, with the ``Preempted`` condition reason."""

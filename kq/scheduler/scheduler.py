@@ -66,6 +66,7 @@ class Scheduler:
                     "True",
                     "QuotaReserved",
                     f"Quota reserved in ClusterQueue {info.cluster_queue}",
+                    now,
                 )
                 admitted = info.obj.with_admission(
                     decision.admission, with_condition(info.obj.conditions, reserved, now)
@@ -137,7 +138,7 @@ class Scheduler:
         if info is not None:
             # Nodes it held may be what a parked workload of any cohort waits for.
             queues = self.queues.queues if placed else self.cache.cohort_tree_of(info.cluster_queue)
-            self.queues.requeue_inadmissible(list(queues))
+            self.queues.requeue_inadmissible(queues)
 
     def cluster_queue_changed(self, name: str) -> None:
         """A ClusterQueue was created or its spec changed: retry its whole cohort tree."""

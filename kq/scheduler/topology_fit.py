@@ -22,7 +22,6 @@ def place_workload(
     """Each pod set's topology assignment (none for quota-only pod sets)."""
     placed: Placed = {}
     pod_sets = {ps.name: ps for ps in info.obj.pod_sets}
-    requests = {name: ps.requests for name, ps in pod_sets.items()}
     view = snapshot.topology
     for result in assignment.pod_sets:
         pod_set = pod_sets[result.name]
@@ -37,6 +36,7 @@ def place_workload(
             if isinstance(outcome, Unplaced):
                 return outcome
             placed[result.name] = outcome
+            requests = {name: ps.requests for name, ps in pod_sets.items()}
             view.place(info.key, usage_by_node(placed.items(), requests), request.exclusive)
             break
     return placed

@@ -15,13 +15,15 @@ import heapq
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from operator import itemgetter
 
 from kq.scheduler.cycle import CycleResult
 from kq.scheduler.decisions import Admit, Preempt, Victim
 from kq.scheduler.scheduler import Scheduler
 from kq.simulate.trace import Arrival
 
-ARRIVE, FINISH, WAKE = 0, 1, 2
+FINISH, WAKE = 1, 2
+"""Kinds of heap events, in their order at one time; an arrival goes before both."""
 MAX_CYCLES_PER_INSTANT = 100_000
 """A safety net: a core that kept deciding at one instant would otherwise never let time move."""
 MAX_EVICTIONS_PER_WORKLOAD = 100
@@ -79,8 +81,12 @@ class Engine:
         self.scheduler = scheduler
         self.listener = listener or Listener()
         self.arrivals = {a.workload.key: a for a in arrivals}
-        # (time, kind, sequence, key, admission number): FIFO among equal times and kinds.
+        # Finishes and wakes: (time, kind, sequence, key, admission number), FIFO among equal
+        # times and kinds. Arrivals, all known up front, wait outside the heap, latest first
+        # (ties in trace order from the end), so the heap stays as small as what runs.
         self._events: list[tuple[float, int, int, str, int]] = []
+        by_time = sorted(((a.at, key) for key, a in self.arrivals.items()), key=itemgetter(0))
+        self._arriving = by_time[::-1]
         self._sequence = 0
         self._admissions: dict[str, int] = {}
         self._wakes: dict[int, Callable[[float], None]] = {}
@@ -92,8 +98,6 @@ class Engine:
         self._reasons: dict[str, set[str]] = {}
         self.loop: PreemptionLoop | None = None
         """Set when the run stopped on a preemption loop."""
-        for arrival in self.arrivals.values():
-            self._push(arrival.at, ARRIVE, arrival.workload.key, 0)
 
     def _push(self, at: float, kind: int, key: str, admission: int) -> None:
         self._sequence += 1
@@ -119,27 +123,44 @@ class Engine:
         """Until no event is left (or the next is after ``until``); workloads that never fit
         stay pending, and a preemption loop stops it (``loop``). Returns the last instant
         simulated."""
-        now = self._events[0][0] if self._events else 0.0
+        following = self._next_at()
+        now = 0.0 if following is None else following
         while True:
             self._apply_due(now)
             self._cycles_at(now)
             self.listener.settled(now)
             if self.loop is not None:
                 return now
-            if not self._events or (until is not None and self._events[0][0] > until):
+            following = self._next_at()
+            if following is None or (until is not None and following > until):
                 return now
-            now = self._events[0][0]
+            now = following
+
+    def _next_at(self) -> float | None:
+        """When the next event is due; ``None`` when none is left."""
+        arriving, events = self._arriving, self._events
+        if arriving and (not events or arriving[-1][0] <= events[0][0]):
+            return arriving[-1][0]
+        return events[0][0] if events else None
 
     def _apply_due(self, now: float) -> None:
+        """Every event due by ``now``, in (time, kind, sequence) order: at one time arrivals,
+        in trace order, then finishes, then wakes."""
         queues, scheduler = self.scheduler.queues, self.scheduler
-        while self._events and self._events[0][0] <= now:
-            _, kind, sequence, key, admission = heapq.heappop(self._events)
-            if kind == WAKE:
-                self._wakes.pop(sequence)(now)
-            elif kind == ARRIVE:
+        arriving, events = self._arriving, self._events
+        while True:
+            at = arriving[-1][0] if arriving else None
+            if at is not None and at <= now and (not events or at <= events[0][0]):
+                key = arriving.pop()[1]
                 arrival = self.arrivals[key]
                 self.arrived.add(key)
                 self.listener.arrived(arrival, now, queues.add_workload(arrival.workload))
+                continue
+            if not events or events[0][0] > now:
+                return
+            _, kind, sequence, key, admission = heapq.heappop(events)
+            if kind == WAKE:
+                self._wakes.pop(sequence)(now)
             elif self._admissions.get(key) == admission and key in self.running:
                 self.running.discard(key)
                 self.done.add(key)

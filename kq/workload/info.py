@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from kq.api.conditions import find
 from kq.api.quotas import FlavorResource
 from kq.api.workload import EVICTED, REQUEUED, Admission, Workload
+from kq.frozen import quick_init
 
 
 class Shape:
@@ -35,6 +36,7 @@ class Shape:
         return f"Shape{self.parts!r}"
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class WorkloadInfo:
     """A Workload with its queue-order key and (when it holds quota) its usage per flavor."""

@@ -9,10 +9,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum
+from operator import itemgetter
 from typing import ClassVar
 
 from kq.plugin import (
-    EVICTED,
     IN_CLUSTER_QUEUE,
     IN_COHORT_RECLAIM_WHILE_BORROWING,
     IN_COHORT_RECLAMATION,
@@ -25,7 +25,6 @@ from kq.plugin import (
     WorkloadInfo,
     hookimpl,
 )
-from kq.plugin import find_condition as find
 from kq_plugins import fair_preemption as fair
 from kq_plugins.preemption_common import candidate_order, satisfies, uses
 
@@ -49,11 +48,6 @@ class _Candidate:
     variant: Variant
     lca: QuotaNode | None
     """Where the preemptor's and the candidate's paths meet; ``None`` for the same queue."""
-
-    @property
-    def evicted(self) -> bool:
-        condition = find(self.workload.obj.conditions, EVICTED)
-        return condition is not None and condition.is_true
 
     def order_key(self) -> tuple[bool, bool, float, int, float, str]:
         return candidate_order(self.workload, self.variant is Variant.WITHIN_CLUSTER_QUEUE)
@@ -111,9 +105,13 @@ class ClassicPreemption:
         collector = _Collector(snapshot, cq, preemptor, needed)
         same = collector.same_queue()
         hierarchy, priority = collector.cohort(usage)
-        lists = [sorted(found, key=_Candidate.order_key) for found in (hierarchy, priority, same)]
-        evicted = [c for found in lists for c in found if c.evicted]
-        return evicted + [c for found in lists for c in found if not c.evicted]
+        # Each key computed once; its first item says whether the candidate is not evicted.
+        lists = [
+            sorted([(c.order_key(), c) for c in found], key=itemgetter(0))
+            for found in (hierarchy, priority, same)
+        ]
+        evicted = [c for found in lists for key, c in found if not key[0]]
+        return evicted + [c for found in lists for key, c in found if key[0]]
 
     def _minimal(
         self,
@@ -171,6 +169,8 @@ def _valid(
 class _Collector:
     """Finds and classifies candidates for one preemptor (semantics §5.3)."""
 
+    __slots__ = ("cq", "needed", "policy", "preemptor", "snapshot")  # one per ask: no __dict__
+
     def __init__(
         self,
         snapshot: Snapshot,
@@ -188,7 +188,8 @@ class _Collector:
         return [
             _Candidate(info, IN_CLUSTER_QUEUE, Variant.WITHIN_CLUSTER_QUEUE, None)
             for info in self.cq.workloads.values()
-            if uses(info, self.needed) and satisfies(policy, self.preemptor, info)
+            # Priority first: a head that can preempt nobody here is the usual asker.
+            if satisfies(policy, self.preemptor, info) and uses(info, self.needed)
         ]
 
     def cohort(

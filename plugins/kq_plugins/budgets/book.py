@@ -118,6 +118,8 @@ class Book:
 
     def covering(self, namespace: str, queue: str, cq: str, cohort: str | None) -> list[Ledger]:
         """The budgets whose target includes a workload of ``namespace/queue`` in ``cq``."""
+        if not self.ledgers:
+            return []  # asked of every head: no cohort chain to walk when there are no budgets
         cohorts = self.cohorts_of(cohort)
         found = []
         for ledger in self.ledgers.values():
