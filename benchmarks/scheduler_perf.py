@@ -7,11 +7,17 @@ bare Workloads of a generator config, finishes each Workload ``runtimeMs`` after
 admitted (the fake job controller), records every Workload change, and stops once all are
 Finished. B1 gives the controller Kueue's client limits (QPS 50, burst 100 per kind); B2 is
 unthrottled. Prints wall time, admissions/s, time-to-admission per class, CQ usage, writes
-per admission by kind, the cycle-time histogram, CPU per workload and peak RSS, then checks
-the config's range spec.
+per admission by kind, the cycle-time histogram, cycle p50 by pending count, CPU per
+workload, RSS (peak, end, growth per 1,000 pending) and the machine's load, then checks the
+config's range spec (``perf_report.py``).
 
     .venv/bin/python benchmarks/scheduler_perf.py [--mode b1|b2] [--config baseline]
-        [--scale 0.1] [--kubeconfig PATH] [--fair-sharing]
+        [--scale 0.1] [--kubeconfig PATH | --real] [--fair-sharing] [--json PATH]
+    .venv/bin/python benchmarks/scheduler_perf.py --mode b2 --scale 0.1 --compare REF [--rounds 3]
+
+``--real`` starts a fresh kube-apiserver + etcd as the tests do (tests/realk8s/build.sh
+builds them). ``--compare REF`` runs this tree and REF interleaved, each on a fresh server
+(benchmarks/compare.py); REF must have this script's ``--json``.
 """
 
 from __future__ import annotations
@@ -19,14 +25,12 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import os
 import signal
-import statistics
 import subprocess
 import sys
 import tempfile
 import time
-from collections import Counter, defaultdict
+from collections import defaultdict
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
@@ -35,6 +39,9 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from compare import compare, load
+from perf_report import check, figures, show, summarize
+from servers import cpu_seconds, embedded_server, peak_rss_mib, real_server
 
 from kq.api.quantity import parse_quantity
 from kq.runtime.client import ClientSettings, KubeClient, retry_on_conflict
@@ -435,47 +442,9 @@ async def raw_patch_rate(client: KubeClient, patches: int = 400) -> float:
     return patches / (time.perf_counter() - started)
 
 
-@contextmanager
-def embedded_server(profile: Path | None = None) -> Iterator[tuple[Path, int]]:
-    profiler = ["-m", "cProfile", "-o", str(profile)] if profile else []
-    with tempfile.TemporaryDirectory() as data:
-        server = ["-m", "kq", "apiserver", "--data-dir", data, "--history", "200000"]
-        process = subprocess.Popen(
-            [sys.executable, *profiler, *server],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            text=True,
-        )
-        try:
-            assert process.stdout is not None
-            for line in process.stdout:
-                paths = [w for w in line.split() if w.endswith("kubeconfig")]
-                if "ready" in line and paths:
-                    yield Path(paths[-1]), process.pid
-                    break
-            else:
-                raise RuntimeError("kq apiserver did not become ready")
-        finally:
-            process.terminate()
-            process.wait(timeout=30)
-
-
-def cpu_seconds(pid: int) -> float:
-    """User + system CPU of a live process, from /proc (Linux)."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
-def peak_rss_mib(pid: int) -> float:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmHWM:"):
-            return int(line.split()[1]) / 1024
-    return 0.0
-
-
 async def bench(
     kubeconfig: Path,
-    server_pid: int | None,
+    server_pids: list[int],
     queues: list[QueueSpec],
     mode: str,
     profile: Path | None = None,
@@ -490,7 +459,7 @@ async def bench(
         watching = asyncio.gather(runner.informer.run(), runner.queues.run(), runner.sweep())
         await runner.informer.wait_synced()
         await runner.queues.wait_synced()
-        server_cpu = cpu_seconds(server_pid) if server_pid else 0.0
+        server_cpu = cpu_seconds(server_pids)
         with tempfile.TemporaryDirectory() as tmp:
             stats_path = Path(tmp) / "stats.json"
             controller = subprocess.Popen(  # noqa: ASYNC220 - started once, before timing
@@ -525,8 +494,8 @@ async def bench(
                 await asyncio.to_thread(controller.wait, 60)
             controller_stats = json.loads(stats_path.read_text())
         server = {
-            "cpuS": cpu_seconds(server_pid) - server_cpu if server_pid else None,
-            "maxrssMiB": peak_rss_mib(server_pid) if server_pid else None,
+            "cpuS": cpu_seconds(server_pids) - server_cpu if server_pids else None,
+            "maxrssMiB": peak_rss_mib(server_pids) if server_pids else None,
         }
         await runner.close()
         watching.cancel()
@@ -552,114 +521,6 @@ async def bench(
     }
 
 
-# -- the report ------------------------------------------------------------------------------
-
-
-def pct(values: list[float], p: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(p / 100 * len(ordered)))] if ordered else 0.0
-
-
-def report(run: dict[str, Any], rangespec: Object | None) -> bool:
-    records: dict[str, Record] = run["records"]
-    ctl = run["controller"]
-    queues: list[QueueSpec] = run["queues"]
-    wall = ctl["wallS"]
-    admissions = sum(r.admissions for r in records.values())
-    by_class: dict[str, list[Record]] = defaultdict(list)
-    for r in records.values():
-        by_class[r.class_name].append(r)
-    fair = ", fair sharing on" if run["fairSharing"] else ""
-    print(
-        f"mode {run['mode'].upper()}: {len(records)} workloads in {len(queues)} ClusterQueues{fair}"
-    )
-    if run["swept"]:
-        print(
-            f"  {run['swept']} admitted workloads finished by the runner's sweep (missed trigger)"
-        )
-    if run["failures"]:
-        print(f"  {len(run['failures'])} fake-job failures, e.g. {run['failures'][0]}")
-    print(f"controller wall time      {wall:8.1f} s  (Kueue's wallMs; process start to stop)")
-    generation = f"(generation {run['generatedS']:.1f} s)"
-    print(f"runner makespan           {run['makespanS']:8.1f} s  {generation}")
-    print(f"admissions                {admissions:8d}  ({admissions / wall:.1f}/s over wall)")
-    print(f"raw status PATCH rate     {run['rawPatchRate']:8.0f} /s (same server, 16 in flight)")
-    print("time to admission (Admitted.lastTransitionTime - creationTimestamp, 1-s stamps):")
-    tta_means: dict[str, float] = {}
-    for name, rs in sorted(by_class.items(), key=lambda kv: -kv[1][0].cpu):
-        official = [
-            (r.admitted_stamp - r.created) * 1000
-            for r in rs
-            if r.admitted_stamp is not None and r.created is not None
-        ]
-        seen = [(r.admitted_seen - r.sent) * 1000 for r in rs if r.admitted_seen is not None]
-        tta_means[name] = statistics.fmean(official) if official else float("inf")
-        evictions = sum(r.evictions for r in rs)
-        print(
-            f"  {name:7s} n={len(rs):5d}  mean {tta_means[name]:8.0f} ms  "
-            f"p50 {pct(official, 50):7.0f}  p90 {pct(official, 90):7.0f}  "
-            f"p99 {pct(official, 99):7.0f}  | observed mean {statistics.fmean(seen):7.0f} ms  "
-            f"evictions {evictions}"
-        )
-    elapsed = run["makespanS"]
-
-    def mean_usage(usage: Usage) -> float:
-        return statistics.fmean(
-            usage.integral[q.name] * 100 / (q.nominal * elapsed) for q in queues
-        )
-
-    cq_usage = mean_usage(run["statusUsage"])
-    held = mean_usage(run["usage"])
-    measure = "(Kueue's measure: status.flavorsUsage)"
-    print(f"ClusterQueue CPU usage    {cq_usage:8.1f} % of nominal {measure}")
-    print(f"  held by admitted work   {held:8.1f} % (admission to Finished, as the runner saw it)")
-    writes: Counter[str] = Counter()
-    for method, kind, n in ctl["requests"]:
-        if method != "GET":
-            writes[f"{method} {kind}"] += n
-    total = sum(writes.values())
-    print(f"controller writes         {total:8d}  ({total / max(1, admissions):.2f} per admission)")
-    for what, n in writes.most_common():
-        print(f"  {what:45s} {n:7d}  {n / max(1, admissions):.2f}/admission")
-    purposes = Counter(ctl.get("workloadWrites", {}))
-    shares = ", ".join(f"{k} {n / max(1, admissions):.2f}" for k, n in purposes.most_common())
-    print(f"  Workload status writes by purpose, per admission: {shares or 'none'}")
-    refused = ", ".join(f"{n} x {code}" for code, n in sorted(ctl["refused"].items()))
-    print(f"  Workload writes refused by the server: {refused or 'none'}")
-    dropped = ", ".join(f"{k} {n:.0f}" for k, n in sorted(ctl.get("eventsDropped", {}).items()))
-    print(f"  Events dropped (queue of 1000 full): {ctl['droppedEvents']}  by reason: {dropped}")
-    cycles = ctl["cycleS"]
-    print(f"cycles with heads         {len(cycles):8d}  p50 {pct(cycles, 50) * 1e3:.2f} ms  "
-          f"p90 {pct(cycles, 90) * 1e3:.2f} ms  p99 {pct(cycles, 99) * 1e3:.2f} ms")  # fmt: skip
-    bounds = (0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, float("inf"))
-    lower = 0.0
-    for bound in bounds:
-        n = sum(lower <= c < bound for c in cycles)
-        label = f"< {bound * 1e3:g} ms" if bound != float("inf") else f">= {lower * 1e3:g} ms"
-        print(f"  {label:10s} {n:7d}")
-        lower = bound
-    cpu = ctl["userS"] + ctl["sysS"]
-    per_workload = f"({cpu * 1000 / len(records):.2f} ms per workload)"
-    print(f"controller CPU            {cpu:8.1f} s  {per_workload}")
-    print(f"controller peak RSS       {ctl['maxrssMiB']:8.0f} MiB")
-    server = run["server"]
-    if server["cpuS"] is not None:
-        rss = f"(peak RSS {server['maxrssMiB']:.0f} MiB)"
-        print(f"API server CPU            {server['cpuS']:8.1f} s  {rss}")
-    if rangespec is None:
-        return not run["failures"]
-    ok = not run["failures"]
-    print("range spec:")
-    limit = rangespec["cmd"]["maxWallMs"] / 1000
-    ok &= _gate(f"wall {wall:.1f} s <= {limit:g} s", wall <= limit)
-    for cls, floor in (rangespec.get("clusterQueueClassesMinUsage") or {}).items():
-        ok &= _gate(f"{cls} usage {cq_usage:.1f} % >= {floor} %", cq_usage >= floor)
-    for cls, ceiling in (rangespec.get("wlClassesMaxAvgTimeToAdmissionMs") or {}).items():
-        mean = tta_means.get(cls, float("inf"))
-        ok &= _gate(f"{cls} mean TTA {mean:.0f} ms <= {ceiling} ms", mean <= ceiling)
-    return ok
-
-
 def write_timeline(path: Path, run: dict[str, Any]) -> None:
     """Every Workload's record, times relative to the start, for plotting a run."""
     started = run["started"]
@@ -673,13 +534,8 @@ def write_timeline(path: Path, run: dict[str, Any]) -> None:
     path.write_text(json.dumps(rows))
 
 
-def _gate(text: str, passed: bool) -> bool:
-    print(f"  {'PASS' if passed else 'FAIL'}  {text}")
-    return passed
-
-
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def main(argv: list[str]) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--mode", choices=sorted(MODES), default="b1")
     parser.add_argument("--config", default="baseline")
     parser.add_argument(
@@ -689,31 +545,61 @@ def main() -> None:
         help="below 1: fewer workloads per queue; above 1: that many times the cohorts",
     )
     parser.add_argument("--kubeconfig", type=Path, help="an API server to use instead")
+    parser.add_argument(
+        "--real", action="store_true", help="a fresh real kube-apiserver + etcd instead"
+    )
     parser.add_argument("--profile", type=Path, help="cProfile the controller into this file")
     parser.add_argument("--profile-server", type=Path, help="cProfile the API server into this")
     parser.add_argument("--timeline", type=Path, help="write each Workload's record here (JSON)")
     parser.add_argument("--fair-sharing", action="store_true", help="the controller shares fairly")
-    args = parser.parse_args()
+    parser.add_argument("--json", type=Path, help="also write the figures to this file")
+    parser.add_argument("--compare", metavar="REF", help="git revision to compare against")
+    parser.add_argument("--rounds", type=int, default=3, help="interleaved rounds (--compare)")
+    args = parser.parse_args(argv)
+    if args.compare is not None:
+        if args.kubeconfig is not None:
+            parser.error("--compare starts a fresh server for every run: not with --kubeconfig")
+        forwarded = ["--mode", args.mode, "--config", args.config, "--scale", str(args.scale)]
+        forwarded += [a for a in ("--real", "--fair-sharing")
+                   if getattr(args, a[2:].replace("-", "_"))]  # fmt: skip
+        compare("benchmarks/scheduler_perf.py", forwarded, args.compare, args.rounds, figures)
+        return
     folder = HERE / "configs" / args.config
     queues = load_config(folder / "generator.yaml", args.scale)
     spec_path = folder / "rangespec.yaml"
     rangespec = yaml.safe_load(spec_path.read_text()) if args.scale == 1.0 else None
-    if args.kubeconfig is not None:
+    before = load()
+    with _server(args) as (kubeconfig, pids):
         run = asyncio.run(
-            bench(args.kubeconfig, None, queues, args.mode, args.profile, args.fair_sharing)
+            bench(kubeconfig, pids, queues, args.mode, args.profile, args.fair_sharing)
         )
-    else:
-        with embedded_server(args.profile_server) as (kubeconfig, pid):
-            run = asyncio.run(
-                bench(kubeconfig, pid, queues, args.mode, args.profile, args.fair_sharing)
-            )
-    passed = report(run, rangespec)
+    summary = {**summarize(run), "server": {**run["server"], "real": args.real}}
+    summary["loadBefore"], summary["loadAfter"] = before, load()
+    show(summary)
+    print(f"load before: {before}\nload after:  {summary['loadAfter']}")
+    passed = check(summary, rangespec)
     if args.timeline is not None:
         write_timeline(args.timeline, run)
+    if args.json is not None:
+        args.json.write_text(json.dumps(summary, indent=2) + "\n")
     if rangespec is None:
         print("(range spec checked only at --scale 1)")
     raise SystemExit(0 if passed else 1)
 
 
+@contextmanager
+def _server(args: argparse.Namespace) -> Iterator[tuple[Path, list[int]]]:
+    """The server the arguments ask for; a ``--kubeconfig`` one's processes are not ours to
+    measure."""
+    if args.kubeconfig is not None:
+        yield args.kubeconfig, []
+    elif args.real:
+        with real_server() as server:
+            yield server
+    else:
+        with embedded_server(args.profile_server) as server:
+            yield server
+
+
 if __name__ == "__main__":
-    main()
+    main(sys.argv[1:])
