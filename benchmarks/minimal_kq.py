@@ -2,7 +2,7 @@
 
 No job integrations, no webhooks, no leader election. On SIGTERM it stops and writes its
 figures as JSON: wall time since start, CPU, peak RSS, requests by method and kind,
-admissions, every cycle's duration and the pending workloads it started with, and its RSS
+admissions, every cycle's duration with the pending workloads it left, and its RSS
 with the pending count once a second (the scaling figures: cycle time and memory against
 the number of pending workloads).
 
