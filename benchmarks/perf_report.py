@@ -8,6 +8,7 @@ from collections import Counter, defaultdict
 from collections.abc import Mapping
 from typing import Any
 
+from perf_runner import Record, Usage
 from scaling import CENTERS, cycles_by_pending, pct, rss_growth, scaling_ratio
 
 Object = dict[str, Any]
@@ -41,8 +42,8 @@ def summarize(run: Mapping[str, Any]) -> Object:
     }
 
 
-def _time_to_admission(records: Mapping[str, Any]) -> Object:
-    by_class: dict[str, list[Any]] = defaultdict(list)
+def _time_to_admission(records: Mapping[str, Record]) -> Object:
+    by_class: dict[str, list[Record]] = defaultdict(list)
     for r in records.values():
         by_class[r.class_name].append(r)
     classes = {}
@@ -67,7 +68,7 @@ def _time_to_admission(records: Mapping[str, Any]) -> Object:
 def _usage(run: Mapping[str, Any]) -> Object:
     elapsed = run["makespanS"]
 
-    def mean_usage(usage: Any) -> float:
+    def mean_usage(usage: Usage) -> float:
         return statistics.fmean(
             usage.integral[q.name] * 100 / (q.nominal * elapsed) for q in run["queues"]
         )
