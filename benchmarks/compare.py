@@ -87,8 +87,8 @@ def _run(tree: Path, script: str, args: list[str]) -> dict[str, Any]:
         done = subprocess.run(command, cwd=tree, env=env, stdout=subprocess.DEVNULL, check=False)
         # A run that wrote its figures and then failed a check (a range spec) still counts.
         text = Path(out.name).read_text()
-        if not text:
-            raise subprocess.CalledProcessError(done.returncode, command)
+        if not text:  # its stderr, above, says why (a REF older than the script's --json?)
+            raise SystemExit(f"{script} in {tree} wrote no figures (exit {done.returncode})")
         report: dict[str, Any] = json.loads(text)
         return report
 
