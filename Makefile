@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: demo test test-fast lint format install clean
+.PHONY: demo test test-fast bench lint format install clean
 
 $(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -26,6 +26,12 @@ test: $(STAMP)
 # Embedded backend only, no Go build: the quick loop while developing.
 test-fast: $(STAMP)
 	$(BIN)/pytest $(PYTEST_ARGS)
+
+# Every performance figure in one summary: mode A, B2 on the embedded API server and, with
+# --real, on a real kube-apiserver (benchmarks/all.py). E.g. BENCH_ARGS="--scale 0.1 --real"
+# or BENCH_ARGS="--scale 0.1 --compare main".
+bench: $(STAMP)
+	$(BIN)/python benchmarks/all.py $(BENCH_ARGS)
 
 # tools/complexity.py: no function above cyclomatic complexity 25 as radon counts it (issue 23).
 lint: $(STAMP)

@@ -104,7 +104,7 @@ def one_round(controller: str, binary: Path | None, queues: list[QueueSpec]) -> 
         profile = Path(work) / "cpu.pprof"
         argv = [str(binary), f"--cpuprofile={profile}"] if binary else None  # reads KUBECONFIG
         before = server_writes(plane)
-        run = asyncio.run(bench(plane.kubeconfig, None, queues, "b2", controller_argv=argv))
+        run = asyncio.run(bench(plane.kubeconfig, [], queues, "b2", controller_argv=argv))
         served = server_writes(plane) - before
         core = schedule_seconds(binary, profile) if binary else run["controller"]["coreCpuS"]
     out = figures(controller, run, served)
@@ -147,7 +147,7 @@ def figures(controller: str, run: dict[str, Any], served: Counter[Key]) -> dict[
         "wallS": run["makespanS"],
         "admissions": admissions,
         "evictions": sum(r.evictions for r in records),
-        "cpuPerWorkloadMs": run["controller"]["cpuS"] * 1000 / len(run["records"]),
+        "cpuPerWorkloadMs": run["controller"]["procCpuS"] * 1000 / len(run["records"]),
         "workloadStatusWrites": status / max(1, admissions),
         # kq's controller clears an evicted bare Workload's reservation; for Kueue its runner
         # does, so this is the figure to compare.

@@ -2,7 +2,9 @@
 
 No job integrations, no webhooks, no leader election. On SIGTERM it stops and writes its
 figures as JSON: wall time since start, CPU, peak RSS, requests by method and kind,
-admissions and every cycle's duration.
+admissions, every cycle's duration with the pending workloads it left, and its RSS
+with the pending count once a second (the scaling figures: cycle time and memory against
+the number of pending workloads).
 
     .venv/bin/python benchmarks/minimal_kq.py --kubeconfig K --qps 50 --burst 100 --stats F
         [--fair-sharing]
@@ -18,6 +20,7 @@ import json
 import resource
 import signal
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from kq.config import FairSharing, PluginsConfig
@@ -32,16 +35,36 @@ from kq.scheduler.cycle import CycleResult
 from kq.scheduler.plugins import load_admission_plugins
 
 STARTED = time.perf_counter()
+SAMPLE_PERIOD_S = 1.0
+
+
+def rss_mib() -> float:
+    """The resident set now (``ru_maxrss`` is only the peak), from /proc (Linux)."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+
+async def sample(samples: list[tuple[float, float, int]], pending: Callable[[], int]) -> None:
+    """Until cancelled: (seconds since start, RSS MiB, pending workloads) every period."""
+    while True:
+        samples.append((time.perf_counter() - STARTED, rss_mib(), pending()))
+        await asyncio.sleep(SAMPLE_PERIOD_S)
 
 
 async def run(
     kubeconfig: Path, settings: ClientSettings, stats: Path, fair_sharing: bool = False
 ) -> None:
     cycles: list[float] = []
+    pending: list[int] = []
+    samples: list[tuple[float, float, int]] = []
 
     def on_cycle(result: CycleResult, seconds: float) -> None:
         if result.decisions:
             cycles.append(seconds)
+            # After the cycle: its admitted heads have left the queues already.
+            pending.append(controller.feed.queues.pending_total())
 
     async with await KubeClient.connect(kubeconfig, settings) as client:
         strategies = FairSharing().preemption_strategies if fair_sharing else None
@@ -54,7 +77,10 @@ async def run(
         lifecycle = WorkloadLifecycle(client, controller.informers, EventRecorder(client))
 
         async def both() -> None:
-            await asyncio.gather(controller.run(), lifecycle.run())
+            queues = controller.feed.queues
+            await asyncio.gather(
+                controller.run(), lifecycle.run(), sample(samples, queues.pending_total)
+            )
 
         task = asyncio.create_task(both())
         loop = asyncio.get_running_loop()
@@ -62,12 +88,14 @@ async def run(
         loop.add_signal_handler(signal.SIGINT, task.cancel)
         with contextlib.suppress(asyncio.CancelledError):
             await task
+    rss_end = rss_mib()
     usage = resource.getrusage(resource.RUSAGE_SELF)
     figures = {
         "wallS": time.perf_counter() - STARTED,
         "userS": usage.ru_utime,
         "sysS": usage.ru_stime,
-        "maxrssMiB": usage.ru_maxrss / 1024,
+        # The kernel updates the high-water mark lazily: it can trail the RSS just read.
+        "maxrssMiB": max(usage.ru_maxrss / 1024, rss_end, *(s[1] for s in samples)),
         "admissions": controller.decisions.admissions,
         "refused": dict(controller.writer.refused),
         "droppedEvents": controller.writer.dropped_events,
@@ -79,6 +107,9 @@ async def run(
         "requests": [[m, k, n] for (m, k), n in sorted(client.requests.items())],
         "cycleS": cycles,
         "coreCpuS": core_cpu[0],
+        "cyclePending": pending,
+        "rssSamples": samples,
+        "rssEndMiB": rss_end,
     }
     stats.write_text(json.dumps(figures))  # noqa: ASYNC240 - once, at exit
 

@@ -157,6 +157,10 @@ class QueueManager:
 
     # -- status numbers ------------------------------------------------------------------
 
+    def pending_total(self) -> int:
+        """Pending workloads in every ClusterQueue (benchmarks sample it each cycle: O(1))."""
+        return len(self._where)
+
     def pending_count(self, cq: str) -> int:
         queue = self.queues.get(cq)
         return 0 if queue is None else len(queue)

@@ -298,3 +298,21 @@ def test_heads_follow_heap_order_among_shapes_not_parked(
                 queues.requeue(heads[0], RequeueReason.NO_FIT)
                 parked.add((heads[0].priority, heads[0].obj.pod_sets[0].requests["cpu"]))
         assert len(queue) == len(model)
+
+
+def test_pending_total_counts_every_cluster_queue_in_every_state() -> None:
+    queues = manager()
+    queues.set_cluster_queue("other", "StrictFIFO")
+    queues.set_local_queue(LocalQueue("ns", "lq2", "other"))
+    for i in range(3):
+        queues.add_workload(workload(f"w{i}", created=i))
+        queues.add_workload(workload(f"x{i}", created=i, queue="lq2"))
+    queues.add_workload(workload("lost", queue="nope"))  # not queued: not pending
+    heads = {h.obj.name: h for h in queues.heads()}  # in flight: still pending
+    assert queues.pending_total() == 6
+    queues.requeue(heads["w0"], RequeueReason.NO_FIT)  # parked: still pending
+    queues.admitted(heads["x0"].key)
+    queues.delete_workload("ns/w1")
+    assert queues.pending_total() == 4 == sum(map(queues.pending_count, ("cq", "other")))
+    queues.delete_cluster_queue("other")
+    assert queues.pending_total() == 2 == queues.pending_count("cq")
