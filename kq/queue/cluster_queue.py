@@ -325,6 +325,10 @@ class PendingQueue:
         order = ordering(strategy)
         if order != self._order:
             self._order = order
-            self._heads, self._offered = [], {}  # entries in the old order compare to none
-            for info, _ in list(self._queued.values()):
+            # Rebuilt, not re-pushed over the old heaps: keys of two orders may not compare
+            # (a plugin's may be strings), and re-queueing tries or tells none of them.
+            queued = list(self._queued.values())
+            self._queued, self._shapes, self._shape_sizes = {}, {}, {}
+            self._heads, self._offered = [], {}
+            for info, _ in queued:
                 self.push(info)

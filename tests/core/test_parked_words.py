@@ -6,10 +6,13 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import replace
+from typing import Any
 
 from kq.api.conditions import Condition
 from kq.queue.cluster_queue import PARKED_WORDS_AFTER_S
+from kq.queue.order import Ordered
 from kq.scheduler.cycle import CycleResult
+from kq.workload.info import WorkloadInfo
 from tests.core.world import World, pending
 
 
@@ -136,3 +139,25 @@ def test_an_evicted_workload_is_told_despite_its_eviction_words() -> None:
     )
     w.queues.add_workload(replace(w.workloads[back], conditions=released))
     assert told(later(w).cycle()) == {back: (words.reason, words.message)}
+
+
+class _ByName:
+    """A plugin's queue order (as admission fair sharing's): by name, revision fixed."""
+
+    def key(self, info: WorkloadInfo) -> tuple[Any, ...]:
+        return (info.key,)
+
+    def revision(self) -> int:
+        return 0
+
+
+def test_a_new_queue_order_keeps_the_untold_to_be_told() -> None:
+    """A plugin's order moves (fair-sharing usage did): the queue re-orders its workloads,
+    which tries none of them, so the one behind a parked head is still told its words."""
+    w = world()
+    head = w.submit("head", "lq", {"cpu": 6}, namespace="ns")
+    words = pending(w.cycle(), head)
+    late = w.submit("late", "lq", {"cpu": 6}, namespace="ns")
+    queue = w.queues.queues["cq"]
+    queue.set_strategy(Ordered(queue.strategy, _ByName()))
+    assert told(later(w).cycle()) == {late: (words.reason, words.message)}
