@@ -41,11 +41,17 @@ PREEMPTED = "Preempted"
 FINISHED = "Finished"
 REQUEUED = "Requeued"
 
+# ``QuotaReserved=False`` reasons the scheduler gives a head that gets no flavor, mildest first
+# (``kq.scheduler.modes.severity``), and a workload no cycle has tried (``kq.scheduler.held``).
+WAITING_FOR_QUOTA = "WaitingForQuota"
+EXCEEDS_MAX_QUOTA = "ExceedsMaxQuota"
+NO_MATCHING_FLAVOR = "NoMatchingFlavor"
+PENDING_EVALUATION = "PendingEvaluation"
 WAITING_REASONS = frozenset(
-    {"Pending", "PendingEvaluation", "WaitingForQuota", "ExceedsMaxQuota", "NoMatchingFlavor"}
+    {"Pending", PENDING_EVALUATION, WAITING_FOR_QUOTA, EXCEEDS_MAX_QUOTA, NO_MATCHING_FLAVOR}
 )
-"""``QuotaReserved=False`` reasons that say a queued workload waits for room: the scheduler's
-no-fit reasons and the words of a workload not tried yet."""
+"""Reasons that say a queued workload waits for room: those above, and the scheduler's
+``Pending`` (no placement)."""
 
 UNTRUSTED_ADMISSION = "AdmissionNotTrusted"
 """kq's eviction reason for a ``status.admission`` it could not have written."""

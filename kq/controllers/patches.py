@@ -19,10 +19,10 @@ from kq.api.workload import (
     REQUEUE_AT_ONCE,
     REQUEUED,
     UNTRUSTED_ADMISSION,
+    WAITING_FOR_QUOTA,
 )
 from kq.scheduler.cycle import PASSING_WORDS
 from kq.scheduler.decisions import Admit, Victim
-from kq.scheduler.modes import WAITING_FOR_QUOTA
 from kq.workload.checks import states_of, synced
 from kq.workload.status import admitted_status, condition, pending_status, preempted_status
 

@@ -15,8 +15,8 @@ _sequence = itertools.count()
 _SHAPE_FAILED = (RequeueReason.NO_FIT, RequeueReason.PREEMPTION_NO_CANDIDATES)
 
 PARKED_WORDS_AFTER_S = 5.0
-_NEVER = float("inf")
 """How long a shape stays parked before the workloads behind its head are told its words."""
+_NEVER = float("inf")
 
 _Entry = tuple[tuple[Any, ...], int, str]
 Words = tuple[str, str]
@@ -48,8 +48,8 @@ class PendingQueue:
         """Shapes that failed since the last requeue: their workloads, arrivals too, wait."""
         # No cycle tries a parked shape's other workloads, so nothing else would say why they
         # wait: they are told the words of the head that parked it, each once, without a try.
-        self._parked_words: dict[Shape, Words] = {}
-        self._parked_since: dict[Shape, float] = {}
+        # Per parked shape, its head's words and when they come due.
+        self._parked_words: dict[Shape, tuple[Words, float]] = {}
         self._words_due = _NEVER  # no parked shape's words come due before this
         # Per shape, its queued workloads that were neither tried nor told: kept across
         # requeues, so neither a release nor a cycle costs a walk over waiting workloads.
@@ -97,9 +97,9 @@ class PendingQueue:
             # tried, as a workload Kueue has not tried again keeps its last ones.
             return
         self._untold.setdefault(info.shape, set()).add(info.key)
-        since = self._parked_since.get(info.shape)
-        if since is not None:
-            self._words_due = min(self._words_due, since + PARKED_WORDS_AFTER_S)
+        shape_words = self._parked_words.get(info.shape)
+        if shape_words is not None:
+            self._words_due = min(self._words_due, shape_words[1])
 
     def push(self, info: WorkloadInfo) -> None:
         """Add or replace ``info`` among the queued (leaving any parked or in-flight copy)."""
@@ -234,10 +234,10 @@ class PendingQueue:
             self.parked_shapes.add(info.shape)
             self.push(info)
             if words is not None:
-                self._parked_words[info.shape] = words
-                self._parked_since[info.shape] = now
+                due = now + PARKED_WORDS_AFTER_S
+                self._parked_words[info.shape] = (words, due)
                 if self._untold.get(info.shape):
-                    self._words_due = min(self._words_due, now + PARKED_WORDS_AFTER_S)
+                    self._words_due = min(self._words_due, due)
         else:
             self.inadmissible[info.key] = info
 
@@ -262,11 +262,10 @@ class PendingQueue:
             return []
         told: list[tuple[WorkloadInfo, Words]] = []
         due = _NEVER
-        for shape, words in self._parked_words.items():
+        for shape, (words, at) in self._parked_words.items():
             untold = self._untold.get(shape)
             if not untold:
                 continue
-            at = self._parked_since[shape] + PARKED_WORDS_AFTER_S
             if at <= now:
                 told.extend((self._queued[key][0], words) for key in untold)
                 del self._untold[shape]
@@ -298,7 +297,6 @@ class PendingQueue:
             moved += self._shape_sizes.get(shape, 0)
         shapes, self.parked_shapes = self.parked_shapes, set()
         self._parked_words.clear()
-        self._parked_since.clear()
         self._words_due = _NEVER
         for shape in shapes:
             self._reheads(shape)

@@ -8,15 +8,12 @@ from dataclasses import dataclass, field
 from kq.api.quantity import format_amount
 from kq.api.quotas import FlavorResource, ResourceGroup
 from kq.api.selectors import first_untolerated
-from kq.api.workload import PodSet
+from kq.api.workload import EXCEEDS_MAX_QUOTA, NO_MATCHING_FLAVOR, WAITING_FOR_QUOTA, PodSet
 from kq.cache.snapshot import ClusterQueueSnapshot, Snapshot
 from kq.frozen import quick_init
 from kq.scheduler.modes import (
-    EXCEEDS_MAX_QUOTA,
     FIT,
     NO_FIT,
-    NO_MATCHING_FLAVOR,
-    WAITING_FOR_QUOTA,
     AdmissionTerms,
     FlavorOption,
     Mode,

@@ -17,13 +17,12 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from kq.api.conditions import find
-from kq.api.workload import QUOTA_RESERVED
+from kq.api.workload import PENDING_EVALUATION, QUOTA_RESERVED
 from kq.queue.manager import QueueManager
 from kq.queue.requeue import RequeueReason
 from kq.scheduler.decisions import Decision, Pending
 from kq.workload.info import WorkloadInfo
 
-PENDING_EVALUATION = "PendingEvaluation"
 PENDING_EVALUATION_MESSAGE = "Workload is pending evaluation in the scheduling queue"
 
 

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from enum import IntEnum
 
 from kq.api.quotas import FlavorResource
+from kq.api.workload import EXCEEDS_MAX_QUOTA, NO_MATCHING_FLAVOR, WAITING_FOR_QUOTA
 from kq.frozen import quick_init
 
 
@@ -58,9 +59,6 @@ class AdmissionTerms:
     """Why: its pending message starts with it while it does not fit so."""
 
 
-NO_MATCHING_FLAVOR = "NoMatchingFlavor"
-EXCEEDS_MAX_QUOTA = "ExceedsMaxQuota"
-WAITING_FOR_QUOTA = "WaitingForQuota"
 _SEVERITY = {"": 0, WAITING_FOR_QUOTA: 1, EXCEEDS_MAX_QUOTA: 2, NO_MATCHING_FLAVOR: 3}
 
 
