@@ -277,7 +277,14 @@ def test_sample_job_waits_for_provisioned_capacity_then_runs(queues: Sandbox) ->
     assert_booking_end_ignored_after_admission(sandbox, "sample-job", name)
 
     until("sample-job completes", lambda: is_true(sandbox.get("job", "sample-job"), "Complete"))
-    assert_job_events_in_order(sandbox.kubectl("describe", "job", "sample-job"))
+    # Completed is written after the Job's condition and the simulated cluster batches events.
+    describe = until("the Completed event is recorded", lambda: _with_completed(sandbox))
+    assert_job_events_in_order(describe)
+
+
+def _with_completed(sandbox: Sandbox) -> str | None:
+    text = sandbox.kubectl("describe", "job", "sample-job")
+    return text if any(r == "Completed" for r, _ in describe_events(text)) else None
 
 
 def assert_waiting_for_capacity(
