@@ -2,7 +2,7 @@
 
 No job integrations, no webhooks, no leader election. On SIGTERM it stops and writes its
 figures as JSON: wall time since start, CPU, peak RSS, requests by method and kind,
-admissions, every cycle's duration with the pending workloads it left, and its RSS
+admissions, every cycle's duration with its heads and the pending workloads it left, and its RSS
 with the pending count once a second (the scaling figures: cycle time and memory against
 the number of pending workloads).
 
@@ -57,12 +57,14 @@ async def run(
     kubeconfig: Path, settings: ClientSettings, stats: Path, fair_sharing: bool = False
 ) -> None:
     cycles: list[float] = []
+    heads: list[int] = []
     pending: list[int] = []
     samples: list[tuple[float, float, int]] = []
 
     def on_cycle(result: CycleResult, seconds: float) -> None:
         if result.decisions:
             cycles.append(seconds)
+            heads.append(len(result.decisions))
             # After the cycle: its admitted heads have left the queues already.
             pending.append(controller.feed.queues.pending_total())
 
@@ -107,6 +109,7 @@ async def run(
         "requests": [[m, k, n] for (m, k), n in sorted(client.requests.items())],
         "cycleS": cycles,
         "coreCpuS": core_cpu[0],
+        "cycleHeads": heads,
         "cyclePending": pending,
         "rssSamples": samples,
         "rssEndMiB": rss_end,

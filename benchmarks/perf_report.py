@@ -115,6 +115,25 @@ def _cycles(ctl: Mapping[str, Any]) -> Object:
             for centre, ts in bins.items()
         },
         "ratioLargestTo1k": scaling_ratio(bins),
+        **_per_head(cycles, ctl),
+    }
+
+
+def _per_head(cycles: list[float], ctl: Mapping[str, Any]) -> Object:
+    """Cycle time per head by pending: a cycle's length grows with its heads (one per
+    ClusterQueue with work), which the pending count alone does not separate from the queues'
+    depth. Revisions before the heads were recorded give nothing."""
+    heads = ctl.get("cycleHeads")
+    if not heads:
+        return {}
+    bins = cycles_by_pending([c / h for c, h in zip(cycles, heads, strict=True)],
+                             ctl["cyclePending"])  # fmt: skip
+    return {
+        "perHeadByPending": {
+            str(centre): {"cycles": len(ts), "p50Us": statistics.median(ts) * 1e6}
+            for centre, ts in bins.items()
+        },
+        "perHeadRatioLargestTo1k": scaling_ratio(bins),
     }
 
 
@@ -197,6 +216,12 @@ def _show_cycles(c: Mapping[str, Any]) -> None:
           f" bins around {', '.join(f'{x:,}' for x in CENTERS)})")  # fmt: skip
     ratio = c["ratioLargestTo1k"]
     print(f"  p50(largest)/p50(~1,000) {'n/a' if ratio is None else f'{ratio:.2f}'}")
+    if "perHeadByPending" in c:
+        per_head = c["perHeadByPending"].items()
+        near = ", ".join(f"~{int(k):,} {v['p50Us']:.0f} us" for k, v in per_head)
+        ratio = c["perHeadRatioLargestTo1k"]
+        print(f"cycle p50 per head        {near or 'no bin reached'}  p50(largest)/p50(~1,000) "
+              f"{'n/a' if ratio is None else f'{ratio:.2f}'}")  # fmt: skip
 
 
 def _show_memory(m: Mapping[str, Any]) -> None:

@@ -5,6 +5,7 @@ runtime later; integrates each ClusterQueue's admitted CPU over time."""
 from __future__ import annotations
 
 import asyncio
+import sys
 import time
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
@@ -19,6 +20,7 @@ from kq.runtime.resources import CLUSTER_QUEUES, WORKLOADS
 from kq.runtime.store import Change
 
 Object = dict[str, Any]
+PROGRESS_PERIOD_S = 60.0
 
 
 def condition(obj: Object, type_: str) -> Object | None:
@@ -204,9 +206,13 @@ class Runner:
     async def sweep(self) -> None:
         """Every second, finish what is admitted, overdue and has no timer: a handler
         that failed (it is logged) must not leave the run waiting forever."""
+        last_told = time.time()
         while True:
             await asyncio.sleep(1.0)
             now = time.time()
+            if now - last_told >= PROGRESS_PERIOD_S:
+                last_told = now
+                self._tell_progress()
             for key, record in self.records.items():
                 busy = key in self._finishing and not self._finishing[key].done()
                 overdue = record.admitted_seen is not None and now - record.admitted_seen > (
@@ -218,6 +224,14 @@ class Runner:
                         self.swept += 1
                         uid = obj["metadata"]["uid"]
                         self._start(key, record.admissions, uid, 0.0)
+
+    def _tell_progress(self) -> None:
+        """A line on stderr: a long run shows it moves, a stuck one what it waits for."""
+        admitted = sum(r.admitted for r in self.records.values())
+        stuck = [k for k, r in self.records.items() if r.finished_seen is None][:3]
+        print(f"runner: {self.finished:,}/{self.expected:,} finished, {len(self.records):,} "
+              f"created, {admitted:,} admitted; e.g. waiting for {stuck}",
+              file=sys.stderr, flush=True)  # fmt: skip
 
     async def _finish(self, key: str, admission: int, uid: str, runtime: float) -> None:
         await asyncio.sleep(runtime)
