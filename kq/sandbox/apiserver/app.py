@@ -355,7 +355,7 @@ class Server:
                 sub,
                 rt,
                 lambda obj: self.api.convert(rt, obj),
-                lambda: self.store.rv,
+                lambda: self.hub.published_rv,
                 self._encoded,
                 include if wants_table else None,
                 bookmarks,

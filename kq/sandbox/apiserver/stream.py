@@ -48,12 +48,13 @@ class WatchStream:
     sub: Subscriber
     rt: ResourceType
     convert: Callable[[Obj], Obj]
-    current_rv: Callable[[], int]
+    published_rv: Callable[[], int]
     cache: EncodingCache
     table_include: str | None = None
     bookmarks: bool = False
     bookmark_interval: float = 15.0
     _headers: bool = True
+    _ended: bool = False
 
     def _encode(self, event: Event) -> bytes:
         kind, obj, body = event
@@ -73,12 +74,17 @@ class WatchStream:
             return f'{{"type":{json.dumps(kind)},"object":{body}}}\n'.encode()
         return _dump({"type": kind, "object": served})
 
-    def _bookmark(self, initial_end: bool = False) -> bytes:
-        meta: Obj = {"resourceVersion": str(self.current_rv())}
+    async def _send_bookmark(self, initial_end: bool = False) -> None:
+        """Nothing while events are queued (they go first): a bookmark past them would have a
+        client that resumes from it skip them."""
+        rv = self.sub.vouched_rv(self.published_rv())
+        if rv is None:
+            return
+        meta: Obj = {"resourceVersion": str(rv)}
         if initial_end:
             meta["annotations"] = {"k8s.io/initial-events-end": "true"}
         obj = {"kind": self.rt.kind, "apiVersion": self.rt.api_version, "metadata": meta}
-        return _dump({"type": "BOOKMARK", "object": obj})
+        await self.response.write(_dump({"type": "BOOKMARK", "object": obj}))
 
     def _pending(self) -> tuple[list[Event], bool]:
         """Events already queued (without waiting); the flag says the stream must end."""
@@ -90,21 +96,32 @@ class WatchStream:
             events.append(event)
         return events, False
 
+    async def _drain(self) -> bool:
+        """Send every queued event; False when the subscriber closed meanwhile."""
+        while True:
+            events, done = self._pending()
+            if events:
+                await self.response.write(b"".join(self._encode(e) for e in events))
+            if done:
+                self._ended = True
+                return False
+            if not events:
+                return True
+
     async def initial_events_end(self) -> None:
         """Send the queued initial state, then the WatchList end-of-initial-events bookmark."""
-        events, _ = self._pending()
-        while events:
-            await self.response.write(b"".join(self._encode(e) for e in events))
-            events, _ = self._pending()
-        await self.response.write(self._bookmark(initial_end=True))
+        if await self._drain():
+            await self._send_bookmark(initial_end=True)
 
     async def run(self, deadline: float) -> None:
         """Stream until the monotonic ``deadline``."""
-        while True:
+        while not self._ended:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
-                if self.bookmarks:
-                    await self.response.write(self._bookmark())
+                # What is queued goes out before the stream ends: the client resumes from the
+                # last revision it saw, and an event dropped here would be lost to it.
+                if await self._drain() and self.bookmarks:
+                    await self._send_bookmark()
                 return
             try:
                 # Not wait_for: on Python 3.11 it can drop the cancel of a disconnected watch.
@@ -112,7 +129,7 @@ class WatchStream:
                     first = await self.sub.queue.get()
             except TimeoutError:
                 if self.bookmarks and time.monotonic() < deadline:
-                    await self.response.write(self._bookmark())
+                    await self._send_bookmark()
                 continue
             if first is None:
                 return

@@ -63,6 +63,11 @@ class Subscriber:
     # A watch from a revision not yet reached sees only the changes after it, as upstream's.
     after: int = 0
 
+    def vouched_rv(self, published: int) -> int | None:
+        """The revision a bookmark may carry: with nothing queued, every change up to the
+        published one was sent or filtered out. None while events wait to be sent."""
+        return None if not self.queue.empty() else max(self.after, published)
+
     def offer(self, event: Event) -> None:
         if self.closed:
             return
@@ -88,6 +93,9 @@ class Hub:
     def __init__(self, store: Store) -> None:
         self.store = store
         self._subs: dict[str, set[Subscriber]] = {}
+        # The revision every subscriber has been offered: the store's may be ahead of it by
+        # writes of this turn, which reach the subscribers only when the store flushes.
+        self.published_rv = store.rv
         store.listeners.append(self.publish)
 
     def subscribe(self, resource: str, flt: Filter, since: int | None) -> Subscriber | None:
@@ -122,6 +130,7 @@ class Hub:
             subs.discard(sub)
 
     def publish(self, change: Change) -> None:
+        self.published_rv = change.rv
         for sub in list(self._subs.get(change.resource, ())):
             if change.rv <= sub.after:
                 continue
