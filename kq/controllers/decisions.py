@@ -286,11 +286,12 @@ class DecisionWriter:
         patch = preempt_patch(obj, victim, time.time())
         if patch is None:
             return  # evicted or finished already: the preemptor waits for its quota
+        # Read before the write: a bare victim's eviction releases it from the cache too.
+        cached = self._feed.cache.workload(key)
+        victim_queue = cached.info.cluster_queue if cached is not None else ""
         async with self._preempting:
             patched = await self._patch(obj, patch, "evict")
         if patched is not None:
-            cached = self._feed.cache.workload(key)
-            victim_queue = cached.info.cluster_queue if cached is not None else ""
             metrics.EVICTIONS.preempted(patched, victim_queue, preempting_queue, victim.reason)
             self._writer.event(patched, "Preempted", victim.message)
 

@@ -94,13 +94,21 @@ def pending_patch(obj: Mapping[str, Any], reason: str, message: str, now: float)
 
 
 def preempt_patch(obj: Mapping[str, Any], victim: Victim, now: float) -> Object | None:
-    """Evicted and Preempted on a victim; None when it is already evicted, or finished since
-    the cycle chose it (its quota is released without an eviction)."""
+    """Evicted and Preempted on a victim (released too if bare); None when it is already
+    evicted, or finished since the cycle chose it (its quota goes without an eviction)."""
     current = conditions_of(obj)
     if is_true(current, EVICTED) or is_true(current, FINISHED):
         return None
     updates = preempted_status(victim.reason, victim.message, now)["conditions"]
-    return {"status": {"conditions": merge_conditions(current, updates)}}
+    return _evicted(obj, merge_conditions(current, updates), now)
+
+
+def _evicted(obj: Mapping[str, Any], conditions: list[Object], now: float) -> Object:
+    """An eviction's patch; a bare Workload's also releases its reservation, which would
+    otherwise take a second write once the eviction came back on the watch: no job stops."""
+    if (obj.get("metadata") or {}).get("ownerReferences"):
+        return {"status": {"conditions": conditions}}
+    return release_patch({"status": {"conditions": conditions}}, now)
 
 
 def untrusted_message(why: str) -> str:
@@ -113,7 +121,7 @@ def untrusted_patch(obj: Mapping[str, Any], why: str, now: float) -> Object | No
     if is_true(current, EVICTED):
         return None
     update = condition(EVICTED, True, UNTRUSTED_ADMISSION, untrusted_message(why), now)
-    return {"status": {"conditions": merge_conditions(current, [update])}}
+    return _evicted(obj, merge_conditions(current, [update]), now)
 
 
 def needs_release(obj: Mapping[str, Any]) -> bool:

@@ -12,6 +12,7 @@ from kq.controllers.patches import (
     pending_patch,
     preempt_patch,
     release_patch,
+    untrusted_patch,
 )
 from kq.scheduler.cycle import NO_LONGER_FITS, OVERLAPPING_TARGETS
 from kq.scheduler.decisions import Admit, Victim
@@ -112,11 +113,13 @@ def test_a_cycles_passing_words_leave_standing_quota_words_alone() -> None:
 
 def test_preempt_marks_once() -> None:
     victim = Victim("ns/w", "InClusterQueue", "Preempted to accommodate a workload")
-    patch = preempt_patch(wl(cond("QuotaReserved", "True")), victim, NOW)
+    patch = preempt_patch(wl(cond("QuotaReserved", "True"), owned=True, admitted=True), victim, NOW)
     assert patch is not None
+    assert "admission" not in patch["status"]  # the job stops first; its integration releases
     got = types(patch)
     assert got["Evicted"][:2] == ("True", "Preempted")
     assert got["Preempted"][:2] == ("True", "InClusterQueue")
+    assert got["QuotaReserved"][:2] == ("True", "R")
     assert preempt_patch(wl(cond("Evicted", "True", "Preempted")), victim, NOW) is None
     finished = wl(cond("QuotaReserved", "True"), cond("Finished", "True", "Succeeded"))
     assert preempt_patch(finished, victim, NOW) is None  # its quota goes without an eviction
@@ -133,6 +136,24 @@ def test_only_bare_evicted_workloads_holding_quota_are_released() -> None:
     assert got["QuotaReserved"][:2] == ("False", "Pending")
     assert got["Admitted"][:2] == ("False", "NoReservation")
     assert got["Requeued"][:2] == ("True", "Preempted")
+
+
+def test_a_bare_victim_is_released_in_its_eviction_write() -> None:
+    """No job to stop: the reservation goes with the eviction, not in a second write."""
+    victim = Victim("ns/w", "InClusterQueue", "Preempted to accommodate a workload")
+    admitted = (cond("QuotaReserved", "True"), cond("Admitted", "True"))
+    patch = preempt_patch(wl(*admitted, admitted=True), victim, NOW)
+    assert patch is not None
+    assert patch["status"]["admission"] is None
+    got = types(patch)
+    assert got["Evicted"][:2] == ("True", "Preempted")
+    assert got["QuotaReserved"][:2] == ("False", "Pending")
+    assert got["Admitted"][:2] == ("False", "NoReservation")
+    assert got["Requeued"][:2] == ("True", "Preempted")
+    assert not needs_release({**wl(*admitted, admitted=True), **patch})
+    untrusted = untrusted_patch(wl(*admitted, admitted=True), "no such flavor", NOW)
+    assert untrusted is not None
+    assert untrusted["status"]["admission"] is None
 
 
 def test_release_after_other_evictions_waits_for_backoff() -> None:
