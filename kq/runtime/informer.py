@@ -203,6 +203,11 @@ class Informer:
         # LIST items carry no kind/apiVersion; set them so every cached object is self-describing.
         obj.setdefault("kind", self.resource.kind)
         obj.setdefault("apiVersion", self.resource.api_version)
+        # Nothing reads the field ownership from the cache, and it is a third of a Workload
+        # from kube-apiserver (Kueue's caches drop it too). An update without it keeps it.
+        meta = obj.get("metadata")
+        if isinstance(meta, dict):
+            meta.pop("managedFields", None)
         return obj
 
     def _selector_query(self) -> list[tuple[str, str]]:

@@ -229,3 +229,18 @@ async def test_an_event_beyond_aiohttps_line_buffer_is_read_whole() -> None:
         assert stored is not None
         assert len(stored["data"]) == 5 * 1024 * 1024
         assert len(stub.watches()) == 1  # no reconnect: the stream was never broken
+
+
+def owned(name: str, rv: str) -> dict[str, Any]:
+    """An object as kube-apiserver serves it: with who wrote which field."""
+    item = obj(name, rv)
+    item["metadata"]["managedFields"] = [{"manager": "kq", "operation": "Update"}]
+    return item
+
+
+async def test_the_cache_keeps_no_field_ownership() -> None:
+    lists = [reply(lambda: listing("9", owned("a", "1")))]
+    watches = [chunks(event("MODIFIED", owned("a", "10")), hold=True)]
+    async with running(lists, watches) as (informer, seen, _):
+        await until(lambda: len(seen) == 2)
+        assert [o["metadata"] for o in informer.store.values()] == [obj("a", "10")["metadata"]]
