@@ -106,9 +106,14 @@ def preempt_patch(obj: Mapping[str, Any], victim: Victim, now: float) -> Object 
 def _evicted(obj: Mapping[str, Any], conditions: list[Object], now: float) -> Object:
     """An eviction's patch; a bare Workload's also releases its reservation, which would
     otherwise take a second write once the eviction came back on the watch: no job stops."""
-    if (obj.get("metadata") or {}).get("ownerReferences"):
+    if not _bare(obj):
         return {"status": {"conditions": conditions}}
     return release_patch({"status": {"conditions": conditions}}, now)
+
+
+def _bare(obj: Mapping[str, Any]) -> bool:
+    """No job owns it: nobody but kq will clear its reservation."""
+    return not (obj.get("metadata") or {}).get("ownerReferences")
 
 
 def untrusted_message(why: str) -> str:
@@ -127,11 +132,7 @@ def untrusted_patch(obj: Mapping[str, Any], why: str, now: float) -> Object | No
 def needs_release(obj: Mapping[str, Any]) -> bool:
     """An evicted Workload no job owns still holds quota: nobody else will clear it."""
     current = conditions_of(obj)
-    return (
-        not (obj.get("metadata") or {}).get("ownerReferences")
-        and is_true(current, EVICTED)
-        and is_true(current, QUOTA_RESERVED)
-    )
+    return _bare(obj) and is_true(current, EVICTED) and is_true(current, QUOTA_RESERVED)
 
 
 def release_patch(obj: Mapping[str, Any], now: float) -> Object:
