@@ -16,6 +16,7 @@ import pytest
 from kq.observability.metric_options import set_role
 from kq.observability.metrics import STANDALONE
 from kq.runtime.client import KubeClient
+from kq_plugins.budgets import BOOK
 from tests.harness import Cluster, embedded_apiserver
 
 BACKENDS = ("embedded", "real")
@@ -73,3 +74,12 @@ def _standalone_metrics_role() -> None:
     (tests/runtime) leaves the metrics role at follower, and the next test's in-process
     controllers would label their series so."""
     set_role(STANDALONE)
+
+
+@pytest.fixture(autouse=True)
+def _fresh_budget_book() -> None:
+    """Every test starts with the budgets plugin's book as a fresh process has it: building
+    its controller (``install_controllers``) marks the book as expecting one, and a test
+    that never runs it would otherwise leave every later admission vetoed as not ready."""
+    BOOK.reset()
+    BOOK.expected = BOOK.ready = False
