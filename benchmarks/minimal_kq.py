@@ -23,6 +23,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from kq import heap
 from kq.config import FairSharing, PluginsConfig
 from kq.controllers.admission import AdmissionController
 from kq.controllers.workloads import WorkloadLifecycle
@@ -78,10 +79,15 @@ async def run(
         # Kueue's minimalkueue runs its workload controller too; so does this.
         lifecycle = WorkloadLifecycle(client, controller.informers, EventRecorder(client))
 
+        async def settle() -> None:
+            # As ``kq run`` does once its informers have listed (kq.runtime.process).
+            await asyncio.gather(*(i.wait_synced() for i in controller.informers.values()))
+            heap.settle()
+
         async def both() -> None:
             queues = controller.feed.queues
             await asyncio.gather(
-                controller.run(), lifecycle.run(), sample(samples, queues.pending_total)
+                controller.run(), lifecycle.run(), sample(samples, queues.pending_total), settle()
             )
 
         task = asyncio.create_task(both())

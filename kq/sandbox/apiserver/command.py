@@ -41,6 +41,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 async def _serve(args: argparse.Namespace) -> int:
+    from kq import heap
     from kq.crds import builtin_crds
     from kq.sandbox.apiserver.faults import Faults
     from kq.sandbox.apiserver.server import Options, start
@@ -55,6 +56,9 @@ async def _serve(args: argparse.Namespace) -> int:
         fault_injection=args.enable_fault_injection,
     )
     running = await start(options, [] if args.no_builtin_crds else builtin_crds())
+    # The store, loaded, is the bulk of a long-lived heap: with the collector's defaults a
+    # full collection under load stops the server for hundreds of milliseconds.
+    heap.settle()
     if args.faults:
         running.server.faults = Faults.from_json(json.loads(args.faults))
     stop = asyncio.Event()
