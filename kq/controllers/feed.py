@@ -225,7 +225,7 @@ class CoreFeed:
         out = {}
         for name, queue in self.queues.queues.items():
             if self.cache.inactive_reason(name) is not None:
-                for info in queue.pending():
+                for info in queue.unordered():
                     out[info.key] = f"ClusterQueue {name} is inactive"
         return out
 

@@ -83,12 +83,7 @@ class QueueGauges:
             for status in CQ_STATUSES:
                 current = status == ("active" if active else "pending")
                 self._put(metrics.cluster_queue_status, (name, status), int(current))
-            pending: Counter[str] = Counter()
-            for info in queue.pending():
-                for ps in info.obj.pod_sets:
-                    for resource, amount in ps.requests.items():
-                        pending[resource] += amount * ps.count
-            for resource, amount in pending.items():
+            for resource, amount in feed.queues.pending_requests(name).items():
                 value = amount / _scale(resource)
                 self._put(metrics.cluster_queue_resource_pending, (name, resource), value)
         for name, cq in feed.cache.cluster_queues.items():
@@ -196,7 +191,7 @@ def _inadmissible_per_local_queue(feed: CoreFeed) -> Counter[str]:
     out: Counter[str] = Counter()
     for queue in feed.queues.queues.values():
         shapes = queue.parked_shapes
-        for info in queue.pending():
+        for info in queue.unordered():
             if info.key in queue.inadmissible or info.shape in shapes:
                 out[f"{info.obj.namespace}/{info.obj.queue_name}"] += 1
     return out

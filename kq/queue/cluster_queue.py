@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import heapq
 import itertools
+from collections.abc import Iterator
 from typing import Any
 
 from kq.queue.requeue import RequeueReason
@@ -312,10 +313,13 @@ class PendingQueue:
 
     def pending(self) -> list[WorkloadInfo]:
         """All pending workloads in heap order (for status and visibility)."""
-        items = [i for i, _ in self._queued.values()]
-        items += self.inadmissible.values()
-        items += self.inflight.values()
-        return sorted(items, key=self._order)
+        return sorted(self.unordered(), key=self._order)
+
+    def unordered(self) -> Iterator[WorkloadInfo]:
+        """All pending workloads, in no order: sums and counts need no sort."""
+        yield from (info for info, _ in self._queued.values())
+        yield from self.inadmissible.values()
+        yield from self.inflight.values()
 
     def set_strategy(self, strategy: QueueingStrategy) -> None:
         """Switch strategies; the queued are re-ordered if the order changed."""
