@@ -53,7 +53,7 @@ class QueueManager:
     def delete_cluster_queue(self, name: str) -> None:
         queue = self.queues.pop(name, None)
         if queue is not None:
-            for info in list(queue.unordered()):
+            for info in queue.unordered():  # already out of self.queues: _forget leaves it be
                 self._forget(info.key)
 
     def set_local_queue(self, lq: LocalQueue) -> None:
