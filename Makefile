@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: demo test test-fast bench lint format install clean
+.PHONY: demo test test-fast bench lint format install compile clean
 
 $(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -14,23 +14,29 @@ $(STAMP): pyproject.toml constraints.txt
 
 install: $(STAMP)
 
-demo: $(STAMP)
+# The admission core compiled with mypyc, in place, where a C compiler and Python's headers are
+# present; otherwise (or with KQ_PURE=1) kq runs from its sources (tools/compile_core.py).
+# Rebuilt only when a source of it changed; `make demo` and `make test` run it first.
+compile: $(STAMP)
+	$(BIN)/python tools/compile_core.py --if-stale
+
+demo: compile
 	$(BIN)/kq demo
 
 # The suite runs against the embedded API server and a real kube-apiserver + etcd, built once
 # from pinned Go modules into ~/.cache/kq (tests/realk8s/build.sh; a few minutes cold, cached).
-test: $(STAMP)
+test: compile
 	bash tests/realk8s/build.sh >/dev/null
 	KQ_REALK8S=1 $(BIN)/pytest --backend=both $(PYTEST_ARGS)
 
 # Embedded backend only, no Go build: the quick loop while developing.
-test-fast: $(STAMP)
+test-fast: compile
 	$(BIN)/pytest $(PYTEST_ARGS)
 
 # Every performance figure in one summary: mode A, B2 on the embedded API server and, with
 # --real, on a real kube-apiserver (benchmarks/all.py). E.g. BENCH_ARGS="--scale 0.1 --real"
 # or BENCH_ARGS="--scale 0.1 --compare main".
-bench: $(STAMP)
+bench: compile
 	$(BIN)/python benchmarks/all.py $(BENCH_ARGS)
 
 # tools/complexity.py: no function above cyclomatic complexity 25 as radon counts it (issue 23).
@@ -46,6 +52,7 @@ format: $(STAMP)
 	$(BIN)/ruff format .
 
 clean:
+	[ ! -x $(BIN)/python ] || $(BIN)/python tools/compile_core.py --clean
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache
 
 .PHONY: helm test-helm image test-image

@@ -27,9 +27,10 @@ Figures = Callable[[Mapping[str, Any]], dict[str, float]]
 
 
 def load() -> str:
-    """The machine's load as the figures should carry it."""
+    """The machine's load, and the core this tree runs, as the figures should carry them."""
     one, five, fifteen = os.getloadavg()
-    return f"loadavg {one:.2f} {five:.2f} {fifteen:.2f} on {os.cpu_count()} CPUs"
+    cpus = os.cpu_count()
+    return f"loadavg {one:.2f} {five:.2f} {fifteen:.2f} on {cpus} CPUs ({core(ROOT)} core)"
 
 
 def worktree(ref: str) -> Path:
@@ -39,6 +40,21 @@ def worktree(ref: str) -> Path:
     if not (path / "kq").is_dir():
         _git("worktree", "add", "--detach", str(path), sha)
     return path
+
+
+def core(tree: Path) -> str:
+    """Which admission core ``tree`` runs (``kq.native``); a stale build warns and runs Python."""
+    compiled = (tree / "kq" / "native.manifest").is_file() and not os.environ.get("KQ_PURE")
+    return "compiled" if compiled else "python"
+
+
+def _match_core(tree: Path) -> None:
+    """Compile ``tree``'s core when this tree runs a compiled one and ``tree`` can build its
+    own: the ratios then compare the code, not a build against sources."""
+    tool = tree / "tools" / "compile_core.py"
+    if core(ROOT) == "compiled" and tool.is_file():
+        command = [sys.executable, str(tool), "--if-stale"]
+        subprocess.run(command, cwd=tree, stdout=subprocess.DEVNULL, check=False)
 
 
 def _git(*args: str) -> str:
@@ -99,7 +115,9 @@ def compare(
     """Print each round's figures and the ratios of the medians (this / REF); returns the
     reports, (this, REF) per round, for the caller's own checks."""
     other = worktree(ref)
+    _match_core(other)
     print(f"== compare: this tree vs {ref} ({other}), {rounds} interleaved rounds ==")
+    print(f"core: this {core(ROOT)}, REF {core(other)}")
     print(f"before: {load()}", flush=True)
     pairs = []
     for round_ in range(rounds):

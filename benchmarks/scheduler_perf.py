@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import signal
@@ -253,6 +254,18 @@ async def raw_patch_rate(client: KubeClient, patches: int = PROBE_PATCHES) -> fl
     return patches / (time.perf_counter() - started)
 
 
+async def _until_done(runner: Runner, controller: subprocess.Popen[bytes]) -> None:
+    """Wait for every workload to finish; a controller that dies first fails the run rather
+    than leaving it waiting for admissions that will never come."""
+    while not runner.done.is_set():
+        if controller.poll() is not None:
+            raise SystemExit(
+                f"the controller exited ({controller.returncode}) before the run ended"
+            )
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(runner.done.wait(), 1.0)
+
+
 async def bench(
     kubeconfig: Path,
     server_pids: list[int],
@@ -306,7 +319,7 @@ async def bench(
                 ]
                 await asyncio.gather(*generators)
                 generated = time.time()
-                await runner.done.wait()
+                await _until_done(runner, controller)
                 ended = time.time()
                 controller_cpu = cpu_seconds([controller.pid])
             finally:

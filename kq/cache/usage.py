@@ -18,7 +18,7 @@ class UsageBook:
         self._owned: list[bool] = [True] * size
 
     def fork(self) -> UsageBook:
-        child = UsageBook.__new__(UsageBook)
+        child = UsageBook(0)  # not __new__: compiled (make compile), it calls __init__
         child._maps = list(self._maps)
         child._owned = [False] * len(self._maps)
         self._owned = [False] * len(self._maps)

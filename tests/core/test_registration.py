@@ -8,6 +8,7 @@ from typing import Any
 import pluggy
 
 from kq import hookspecs
+from kq.api.workload import Workload
 from kq.config import PluginsConfig
 from kq.hookspecs import hookimpl
 from kq.plugins import build_plugin_manager
@@ -15,6 +16,7 @@ from kq.scheduler.cycle import CycleResult
 from kq.scheduler.decisions import Decision
 from kq.scheduler.observers import Observers, load_observers
 from kq.scheduler.plugins import load_admission_plugins
+from kq.workload.info import WorkloadInfo
 from tests.core.world import World, pending
 
 
@@ -96,7 +98,9 @@ def test_vetoes_answer_as_pluggy_would_last_registered_first() -> None:
             answer = yield
             return f"wrapped {answer}"
 
-    nobody: Any = object()  # the implementations here look at neither argument
+    # The implementations look at neither argument; a real WorkloadInfo all the same, as the
+    # compiled core checks the types it is handed.
+    nobody: Any = WorkloadInfo(Workload("ns", "w", "ns.w", (), "lq"))
     pm = pluggy.PluginManager(hookspecs.PROJECT_NAME)
     pm.add_hookspecs(hookspecs)
     assert load_admission_plugins(pm).veto is None
