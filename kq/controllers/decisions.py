@@ -23,9 +23,11 @@ from kq.controllers.patches import (
     pending_patch,
     preempt_patch,
     release_patch,
+    rewords,
     untrusted_message,
     untrusted_patch,
 )
+from kq.controllers.words import WordsPacer
 from kq.controllers.writer import WorkloadWriter
 from kq.runtime.store import Store, object_key
 from kq.scheduler.cycle import CycleResult
@@ -72,6 +74,7 @@ class DecisionWriter:
         self._words_ready = asyncio.Event()
         self._explainers: list[asyncio.Task[None]] = []
         self._explaining: set[asyncio.Task[None]] = set()
+        self._pacer = WordsPacer(self._want_again)
         # Pending words written (or being written) per workload, and from which resourceVersion.
         self._pending_written: dict[str, tuple[str, str, str]] = {}
         # Per workload: (the store's resourceVersion, our newer write's response).
@@ -89,14 +92,14 @@ class DecisionWriter:
         for decision in result.decisions:
             key = decision.key
             if isinstance(decision, Admit):
-                self._words.pop(key, None)
+                self._unwant(key)
                 self._spawn(key, partial(self._admit, decision, decided_at))
             elif isinstance(decision, Pending):
                 self._want_words(key, decision.reason, decision.message)
             else:
                 cq = decision.cluster_queue
                 for victim in decision.victims:
-                    self._words.pop(victim.key, None)
+                    self._unwant(victim.key)
                     self._spawn(victim.key, partial(self._evict, victim.key, victim, cq))
                 self._want_words(key, decision.reason, decision.message)
         for words in result.held:
@@ -119,13 +122,20 @@ class DecisionWriter:
             self._held.add(key)
         else:
             self._held.discard(key)
-        self._words.pop(key, None)
+        self._unwant(key)
         self._words[key] = (reason, message)
         self._words_ready.set()
         if not self._explainers:
             self._explainers = [
                 asyncio.create_task(self._explainer()) for _ in range(PENDING_PARALLELISM)
             ]
+
+    def _want_again(self, key: str, reason: str, message: str) -> None:
+        self._want_words(key, reason, message, held=key in self._held)
+
+    def _unwant(self, key: str) -> None:
+        self._words.pop(key, None)
+        self._pacer.drop(key)
 
     async def _explainer(self) -> None:
         """Writes the oldest wanted words, one workload at a time, until cancelled."""
@@ -159,9 +169,10 @@ class DecisionWriter:
             await asyncio.wait(self._in_flight, return_when=asyncio.FIRST_COMPLETED)
 
     async def drain(self) -> None:
-        """Wait for every outstanding write, pending words included (tests settle with it)."""
-        while self._in_flight or self._explaining or self._words:
-            tasks = self._in_flight | self._explaining
+        """Wait for every outstanding write, pending words included, deferred ones too
+        (tests settle with it)."""
+        while self._in_flight or self._explaining or self._words or self._pacer.timers():
+            tasks = self._in_flight | self._explaining | self._pacer.timers()
             if tasks:
                 await asyncio.wait(tasks)
             else:
@@ -172,6 +183,7 @@ class DecisionWriter:
         tasks = [*self._explainers, *self._in_flight, *self._explaining]
         for task in tasks:
             task.cancel()
+        await self._pacer.close()  # its timers cancelled with the rest, before anything runs
         await asyncio.gather(*tasks, return_exceptions=True)
         self._explainers = []
         self._words.clear()
@@ -180,6 +192,7 @@ class DecisionWriter:
         """The workload is gone: nothing kept about it is of use any more."""
         self._pending_written.pop(key, None)
         self._held.discard(key)
+        self._pacer.forget(key)
 
     def forget_delivered(self) -> None:
         """Drop our writes' responses once the watch has delivered them (or something newer)."""
@@ -257,8 +270,9 @@ class DecisionWriter:
         return "" if decided is None else decided.trace_id
 
     async def _explain(self, key: str, reason: str, message: str) -> None:
-        """``QuotaReserved=False`` and a Warning event, only when the words change; skipped
-        when a decisive write about the same workload is queued behind it."""
+        """``QuotaReserved=False`` and a Warning event, only when the words change, and a mere
+        change of message at most once per ``WORDS_MIN_INTERVAL_S``; skipped when a decisive
+        write about the same workload is queued behind it."""
         if self._last_write.get(key) is not asyncio.current_task():
             return
         obj = self._object(key)
@@ -269,8 +283,9 @@ class DecisionWriter:
         if self._pending_written.get(key) == words:
             return  # written from this version; its watch event has not arrived yet
         patch = pending_patch(obj, reason, message, time.time())
-        if patch is None:
+        if patch is None or (rewords(obj, reason) and self._pacer.defer(key, reason, message)):
             return
+        self._pacer.written(key)
         self._pending_written[key] = words
         patched = await self._patch(obj, patch, "held" if key in self._held else "pending")
         if patched is None:

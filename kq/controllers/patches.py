@@ -93,6 +93,13 @@ def pending_patch(obj: Mapping[str, Any], reason: str, message: str, now: float)
     return {"status": {"conditions": merge_conditions(current, updates)}}
 
 
+def rewords(obj: Mapping[str, Any], reason: str) -> bool:
+    """Whether ``QuotaReserved`` says False for ``reason`` already: new words for that reason
+    change only its message."""
+    old = find(conditions_of(obj), QUOTA_RESERVED)
+    return old is not None and old.get("status") == "False" and old.get("reason") == reason
+
+
 def preempt_patch(obj: Mapping[str, Any], victim: Victim, now: float) -> Object | None:
     """Evicted and Preempted on a victim (released too if bare); None when it is already
     evicted, or finished since the cycle chose it (its quota goes without an eviction)."""
