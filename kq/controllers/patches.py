@@ -84,8 +84,8 @@ def pending_patch(obj: Mapping[str, Any], reason: str, message: str, now: float)
     when the words are a cycle's passing ones (another head took the quota first) and the
     status says already that it waits for quota, in words that say how much is missing."""
     current = conditions_of(obj)
-    old = find(current, QUOTA_RESERVED)
-    if old is not None and old.get("status") == "False" and old.get("reason") == reason:
+    old = _rewords(current, reason)
+    if old is not None:
         passing = reason == WAITING_FOR_QUOTA and message in PASSING_WORDS
         if passing or old.get("message") == message:
             return None
@@ -96,8 +96,15 @@ def pending_patch(obj: Mapping[str, Any], reason: str, message: str, now: float)
 def rewords(obj: Mapping[str, Any], reason: str) -> bool:
     """Whether ``QuotaReserved`` says False for ``reason`` already: new words for that reason
     change only its message."""
-    old = find(conditions_of(obj), QUOTA_RESERVED)
-    return old is not None and old.get("status") == "False" and old.get("reason") == reason
+    return _rewords(conditions_of(obj), reason) is not None
+
+
+def _rewords(conditions: list[Object], reason: str) -> Mapping[str, Any] | None:
+    """``QuotaReserved`` when it says False for ``reason``."""
+    old = find(conditions, QUOTA_RESERVED)
+    if old is not None and old.get("status") == "False" and old.get("reason") == reason:
+        return old
+    return None
 
 
 def preempt_patch(obj: Mapping[str, Any], victim: Victim, now: float) -> Object | None:
