@@ -43,9 +43,18 @@ def worktree(ref: str) -> Path:
 
 
 def core(tree: Path) -> str:
-    """Which admission core ``tree`` runs (``kq.native``); a stale build warns and runs Python."""
-    compiled = (tree / "kq" / "native.manifest").is_file() and not os.environ.get("KQ_PURE")
-    return "compiled" if compiled else "python"
+    """Which admission core ``tree`` runs, as its own ``kq`` says (``kq.native`` decides;
+    revisions before it run Python)."""
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join((str(tree), str(tree / "plugins"))))
+    ask = "import kq; print(getattr(kq, 'CORE', 'python'))"
+    done = subprocess.run(
+        [sys.executable, "-W", "ignore", "-c", ask],
+        cwd=tree,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    return done.stdout.strip() or "python"
 
 
 def _match_core(tree: Path) -> None:

@@ -15,7 +15,7 @@ def _controller(client: KubeClient) -> tuple[AdmissionController, asyncio.Event]
         client,
         is_leader=lambda: True,
         event_namespace="default",
-        on_cycle=lambda _result, _seconds: cycled.set(),
+        on_cycle=lambda _result, _seconds, _cpu: cycled.set(),
     )
     return controller, cycled
 

@@ -39,11 +39,7 @@ def _settled(url: str, seen: list[str]) -> dict[str, Any] | None:
     Pending condition says why), and the ClusterQueue's status counting it. What was seen
     instead goes to ``seen``, for the timeout's message."""
     state = _state(url)
-    # On the shared real API server other tests' objects are on the page too: S1's only.
-    mine = [
-        w for w in state["workloads"]
-        if (w["namespace"], w["local_queue"]) == ("default", "multislice-queue")
-    ]  # fmt: skip
+    mine = _mine(state)
     states = sorted(w["state"] for w in mine if w["state"] != "Pending" or w["message"])
     queued = state["pending"].get("cluster-queue") or []
     queues = [q for c in state["cohorts"] for q in c["queues"] if q["name"] == "cluster-queue"]
@@ -55,14 +51,17 @@ def _settled(url: str, seen: list[str]) -> dict[str, Any] | None:
     return None
 
 
+def _mine(state: dict[str, Any]) -> list[dict[str, Any]]:
+    """S1's Workloads: on the shared real API server other tests' are on the page too."""
+    return [
+        w for w in state["workloads"]
+        if (w["namespace"], w["local_queue"]) == ("default", "multislice-queue")
+    ]  # fmt: skip
+
+
 def _running(url: str) -> int:
     """S1's Workloads holding quota or done."""
-    return sum(
-        1
-        for w in _state(url)["workloads"]
-        if (w["namespace"], w["local_queue"]) == ("default", "multislice-queue")
-        and w["state"] in ("Admitted", "Finished")
-    )
+    return sum(1 for w in _mine(_state(url)) if w["state"] in ("Admitted", "Finished"))
 
 
 def _near(pixel: tuple[int, int, int], colour: tuple[int, int, int]) -> bool:
