@@ -1,11 +1,15 @@
-"""A cheaper ``__init__`` for the frozen, slotted dataclasses the admission core builds by the
-hundred thousand (workload infos, conditions, flavor options, decisions).
+"""A cheaper ``__init__`` for the frozen, slotted dataclasses of ``kq.api`` that the admission
+core builds by the hundred thousand (workloads, conditions).
 
 A frozen dataclass's generated ``__init__`` stores each field with
 ``object.__setattr__(self, name, value)``: in Python 3.11 that is about 90 ns a field, and
 mode A spent about a tenth of its CPU in those stores. Storing through the slot's own
 descriptor (``Class.field.__set__``) skips the attribute lookup by name and costs half. The
 instance, its signature, defaults, ``__post_init__`` call and frozenness are unchanged.
+
+The compiled core's own value classes don't use it: mypyc would leave a class so decorated a
+plain Python class. They declare ``Final`` fields and write their ``__init__`` (as
+``kq.scheduler.decisions`` does), which compiles to a native class whose fields are read-only.
 """
 
 from __future__ import annotations

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import Final
 
 from kq.api.admissioncheck import AdmissionCheck
 from kq.api.clusterqueue import ClusterQueue
@@ -18,17 +19,20 @@ from kq.cache.quota_tree import QuotaTree
 from kq.cache.snapshot import ClusterQueueSnapshot, Snapshot
 from kq.cache.topology import Placements, TopologyView, is_exclusive, placements_of
 from kq.cache.usage import UsageBook
-from kq.frozen import quick_init
 from kq.workload.info import WorkloadInfo
 
 
-@quick_init
-@dataclass(frozen=True, slots=True)
+@dataclass(init=False, slots=True)
 class CachedWorkload:
-    info: WorkloadInfo
-    admitted: bool
+    info: Final[WorkloadInfo]
+    admitted: Final[bool]
     """``Admitted=True`` (all checks ready), not just quota reserved."""
-    assumed: bool
+    assumed: Final[bool]
+
+    def __init__(self, info: WorkloadInfo, admitted: bool, assumed: bool) -> None:
+        self.info = info
+        self.admitted = admitted
+        self.assumed = assumed
 
 
 class Cache:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Final
 
 from kq.api.clusterqueue import ClusterQueue
 from kq.api.quotas import FlavorResource
@@ -11,17 +12,22 @@ from kq.api.resourceflavor import ResourceFlavor
 from kq.cache.quota_tree import QuotaNode, QuotaTree
 from kq.cache.topology import TopologyView
 from kq.cache.usage import UsageBook, potential_available
-from kq.frozen import quick_init
 from kq.workload.info import WorkloadInfo
 
 
-@quick_init
-@dataclass(frozen=True, slots=True)
+@dataclass(init=False, slots=True)
 class ClusterQueueSnapshot:
-    spec: ClusterQueue
-    node: QuotaNode
-    workloads: Mapping[str, WorkloadInfo]
+    spec: Final[ClusterQueue]
+    node: Final[QuotaNode]
+    workloads: Final[Mapping[str, WorkloadInfo]]
     """Workloads holding quota in this ClusterQueue (shared with the cache, never mutated)."""
+
+    def __init__(
+        self, spec: ClusterQueue, node: QuotaNode, workloads: Mapping[str, WorkloadInfo]
+    ) -> None:
+        self.spec = spec
+        self.node = node
+        self.workloads = workloads
 
     @property
     def name(self) -> str:
@@ -47,9 +53,9 @@ class Snapshot:
         """Inactive ClusterQueue name → the message saying why."""
         self.flavors = flavors
         self.topology = topology or TopologyView({}, {}, {})
+        """Nodes and kq's placements on them, for pod sets on topology flavors."""
         self.fair_sharing: tuple[str, ...] | None = None
         """Fair sharing's preemption strategies when it is on; ``None`` when it is off."""
-        """Nodes and kq's placements on them, for pod sets on topology flavors."""
 
     def available(self, cq: ClusterQueueSnapshot, fr: FlavorResource) -> int:
         return max(0, self.usage.available(cq.node, fr))

@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from typing import Final
 
 from kq.api.quantity import format_amount
 from kq.api.quotas import FlavorResource, ResourceGroup
 from kq.api.selectors import first_untolerated
 from kq.api.workload import EXCEEDS_MAX_QUOTA, NO_MATCHING_FLAVOR, WAITING_FOR_QUOTA, PodSet
 from kq.cache.snapshot import ClusterQueueSnapshot, Snapshot
-from kq.frozen import quick_init
 from kq.scheduler.modes import (
     FIT,
     NO_FIT,
@@ -26,29 +26,59 @@ PreemptionOracle = Callable[[FlavorResource, int], tuple[Mode, int]]
 """Simulates preemption for one FR and amount: (RECLAIM|PREEMPT|NO_CANDIDATES, borrowing)."""
 
 
-@quick_init
-@dataclass(frozen=True, slots=True)
+@dataclass(init=False, slots=True)
 class PodSetResult:
-    name: str
-    count: int
-    flavors: Mapping[str, str]
-    resource_usage: Mapping[str, int]
-    mode: Mode
-    reasons: tuple[str, ...]
+    name: Final[str]
+    count: Final[int]
+    flavors: Final[Mapping[str, str]]
+    resource_usage: Final[Mapping[str, int]]
+    mode: Final[Mode]
+    reasons: Final[tuple[str, ...]]
+
+    def __init__(
+        self,
+        name: str,
+        count: int,
+        flavors: Mapping[str, str],
+        resource_usage: Mapping[str, int],
+        mode: Mode,
+        reasons: tuple[str, ...],
+    ) -> None:
+        self.name = name
+        self.count = count
+        self.flavors = flavors
+        self.resource_usage = resource_usage
+        self.mode = mode
+        self.reasons = reasons
 
 
-@quick_init
-@dataclass(frozen=True, slots=True)
+@dataclass(init=False, slots=True)
 class Assignment:
-    pod_sets: tuple[PodSetResult, ...]
-    usage: Mapping[FlavorResource, int]
-    borrowing: int
-    mode: Mode
+    pod_sets: Final[tuple[PodSetResult, ...]]
+    usage: Final[Mapping[FlavorResource, int]]
+    borrowing: Final[int]
+    mode: Final[Mode]
     """Worst over pod sets: NO_FIT, a preemption mode, or FIT."""
-    flavors_tried: Mapping[str, tuple[FlavorOption, ...]] = field(default_factory=dict)
+    flavors_tried: Final[Mapping[str, tuple[FlavorOption, ...]]]
     """Per pod set, every flavor option evaluated, for traces and explanations."""
-    no_fit_reason: str = ""
+    no_fit_reason: Final[str]
     """When NO_FIT, the ``QuotaReserved`` reason (most severe over the failed pod set)."""
+
+    def __init__(
+        self,
+        pod_sets: tuple[PodSetResult, ...],
+        usage: Mapping[FlavorResource, int],
+        borrowing: int,
+        mode: Mode,
+        flavors_tried: Mapping[str, tuple[FlavorOption, ...]] | None = None,
+        no_fit_reason: str = "",
+    ) -> None:
+        self.pod_sets = pod_sets
+        self.usage = usage
+        self.borrowing = borrowing
+        self.mode = mode
+        self.flavors_tried = {} if flavors_tried is None else flavors_tried
+        self.no_fit_reason = no_fit_reason
 
     @property
     def fits(self) -> bool:

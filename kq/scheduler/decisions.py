@@ -3,53 +3,89 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Final
 
 from kq.api.workload import Admission
-from kq.frozen import quick_init
 from kq.queue.requeue import RequeueReason
 
 
-@quick_init
-@dataclass(frozen=True, slots=True)
+@dataclass(init=False, slots=True)
 class Admit:
-    key: str
-    admission: Admission
-    borrowing: bool
-    admission_checks: tuple[str, ...] = ()
+    key: Final[str]
+    admission: Final[Admission]
+    borrowing: Final[bool]
+    admission_checks: Final[tuple[str, ...]]
     """Checks still to pass; with none, ``Admitted=True`` goes with ``QuotaReserved=True``."""
 
+    def __init__(
+        self,
+        key: str,
+        admission: Admission,
+        borrowing: bool,
+        admission_checks: tuple[str, ...] = (),
+    ) -> None:
+        self.key = key
+        self.admission = admission
+        self.borrowing = borrowing
+        self.admission_checks = admission_checks
 
-@quick_init
-@dataclass(frozen=True, slots=True)
+
+@dataclass(init=False, slots=True)
 class Pending:
     """Stays pending: ``QuotaReserved=False`` with this reason and message."""
 
-    key: str
-    cluster_queue: str
-    reason: str
-    message: str
-    requeue: RequeueReason
+    key: Final[str]
+    cluster_queue: Final[str]
+    reason: Final[str]
+    message: Final[str]
+    requeue: Final[RequeueReason]
+
+    def __init__(
+        self, key: str, cluster_queue: str, reason: str, message: str, requeue: RequeueReason
+    ) -> None:
+        self.key = key
+        self.cluster_queue = cluster_queue
+        self.reason = reason
+        self.message = message
+        self.requeue = requeue
 
 
-@quick_init
-@dataclass(frozen=True, slots=True)
+@dataclass(init=False, slots=True)
 class Victim:
-    key: str
-    reason: str
+    key: Final[str]
+    reason: Final[str]
     """``Preempted`` condition reason: InClusterQueue, InCohortReclamation, ..."""
-    message: str
+    message: Final[str]
+
+    def __init__(self, key: str, reason: str, message: str) -> None:
+        self.key = key
+        self.reason = reason
+        self.message = message
 
 
-@quick_init
-@dataclass(frozen=True, slots=True)
+@dataclass(init=False, slots=True)
 class Preempt:
     """The preemptor waits (pending message given) while ``victims`` are evicted."""
 
-    key: str
-    cluster_queue: str
-    victims: tuple[Victim, ...]
-    message: str
-    reason: str = "WaitingForPreemptedWorkloads"
+    key: Final[str]
+    cluster_queue: Final[str]
+    victims: Final[tuple[Victim, ...]]
+    message: Final[str]
+    reason: Final[str]
+
+    def __init__(
+        self,
+        key: str,
+        cluster_queue: str,
+        victims: tuple[Victim, ...],
+        message: str,
+        reason: str = "WaitingForPreemptedWorkloads",
+    ) -> None:
+        self.key = key
+        self.cluster_queue = cluster_queue
+        self.victims = victims
+        self.message = message
+        self.reason = reason
 
 
 Decision = Admit | Pending | Preempt

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from enum import IntEnum
+from typing import Final
 
 from kq.api.quotas import FlavorResource
 from kq.api.workload import EXCEEDS_MAX_QUOTA, NO_MATCHING_FLAVOR, WAITING_FOR_QUOTA
-from kq.frozen import quick_init
 
 
 class Mode(IntEnum):
@@ -34,18 +34,33 @@ RECLAIM = Mode.RECLAIM
 FIT = Mode.FIT
 
 
-@quick_init
-@dataclass(frozen=True, slots=True)
+@dataclass(init=False, slots=True)
 class FlavorOption:
     """One flavor evaluated for a pod set's resource group, in ClusterQueue order."""
 
-    flavor: str
-    mode: Mode
-    borrowing: int
-    reasons: tuple[str, ...] = ()
-    usage: dict[FlavorResource, int] = field(default_factory=dict)
-    no_fit_reason: str = ""
+    flavor: Final[str]
+    mode: Final[Mode]
+    borrowing: Final[int]
+    reasons: Final[tuple[str, ...]]
+    usage: Final[dict[FlavorResource, int]]
+    no_fit_reason: Final[str]
     """For NO_FIT: NoMatchingFlavor, ExceedsMaxQuota or WaitingForQuota (Kueue v0.19+)."""
+
+    def __init__(
+        self,
+        flavor: str,
+        mode: Mode,
+        borrowing: int,
+        reasons: tuple[str, ...] = (),
+        usage: dict[FlavorResource, int] | None = None,
+        no_fit_reason: str = "",
+    ) -> None:
+        self.flavor = flavor
+        self.mode = mode
+        self.borrowing = borrowing
+        self.reasons = reasons
+        self.usage = {} if usage is None else usage
+        self.no_fit_reason = no_fit_reason
 
 
 @dataclass(frozen=True, slots=True)

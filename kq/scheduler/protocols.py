@@ -4,13 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import ClassVar, Protocol
+from typing import ClassVar, Final, Protocol
 
 from kq.api.clusterqueue import ClusterQueue
 from kq.api.quotas import FlavorResource
 from kq.api.topology import TopologyAssignment
 from kq.cache.snapshot import ClusterQueueSnapshot, Snapshot
-from kq.frozen import quick_init
 from kq.scheduler.modes import FlavorOption
 from kq.workload.info import WorkloadInfo
 
@@ -25,17 +24,21 @@ class FlavorAssigner(Protocol):
         ...
 
 
-@quick_init
-@dataclass(frozen=True, slots=True)
+@dataclass(init=False, slots=True)
 class Target:
     """A workload to evict so the preemptor fits, with the ``Preempted`` condition reason."""
 
-    workload: WorkloadInfo
-    reason: str
+    workload: Final[WorkloadInfo]
+    reason: Final[str]
     """Kueue's four (InClusterQueue, InCohortReclamation, ...) or a policy's own, a condition
     reason (CamelCase letters and digits)."""
-    description: str = ""
+    description: Final[str]
     """The words after "due to" in the victim's message; Kueue's for its four reasons."""
+
+    def __init__(self, workload: WorkloadInfo, reason: str, description: str = "") -> None:
+        self.workload = workload
+        self.reason = reason
+        self.description = description
 
 
 class Preemptor(Protocol):

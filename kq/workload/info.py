@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Mapping
 from dataclasses import dataclass, field
+from typing import Final
 
 from kq.api.conditions import find
 from kq.api.quotas import FlavorResource
 from kq.api.workload import EVICTED, REQUEUED, Admission, Workload
-from kq.frozen import quick_init
 
 
 class Shape:
@@ -36,15 +36,15 @@ class Shape:
         return f"Shape{self.parts!r}"
 
 
-@quick_init
-@dataclass(frozen=True, slots=True)
+@dataclass(init=False, slots=True)
 class WorkloadInfo:
     """A Workload with its queue-order key and (when it holds quota) its usage per flavor."""
 
-    obj: Workload
-    cluster_queue: str = ""
-    queue_time: float = 0.0
-    usage: Mapping[FlavorResource, int] = field(default_factory=dict)
+    obj: Final[Workload]
+    cluster_queue: Final[str]
+    queue_time: Final[float]
+    usage: Final[Mapping[FlavorResource, int]]
+    # Derived from ``obj``, so left out of equality, repr and ``dataclasses.replace``.
     key: str = field(init=False, repr=False, compare=False)
     priority: int = field(init=False, repr=False, compare=False)
     """The effective priority, ``spec.priority`` plus the boost: what ordering and preemption
@@ -53,10 +53,21 @@ class WorkloadInfo:
     """What decides whether it fits, as Kueue's scheduling equivalence hash: workloads of one
     shape in one ClusterQueue fit or fail together."""
 
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "key", self.obj.key)
-        object.__setattr__(self, "priority", self.obj.priority + self.obj.priority_boost)
-        object.__setattr__(self, "shape", scheduling_shape(self.obj))
+    def __init__(
+        self,
+        obj: Workload,
+        cluster_queue: str = "",
+        queue_time: float = 0.0,
+        usage: Mapping[FlavorResource, int] | None = None,
+        shape: Shape | None = None,
+    ) -> None:
+        self.obj = obj
+        self.cluster_queue = cluster_queue
+        self.queue_time = queue_time
+        self.usage = {} if usage is None else usage
+        self.key = obj.key
+        self.priority = obj.priority + obj.priority_boost
+        self.shape = scheduling_shape(obj) if shape is None else shape  # known by with_obj
 
     def order_key(self) -> tuple[int, float, str]:
         """Heap order: higher priority, then older queue time, then UID (name if none)."""
@@ -69,25 +80,14 @@ def with_obj(
     """``info`` for a newer version of its workload (as the scheduler admits it) holding
     ``usage``: the shape is carried over when nothing it is made of changed."""
     old = info.obj
-    if (
-        obj.pod_sets is not old.pod_sets
-        or obj.priority != old.priority
-        or obj.priority_boost != old.priority_boost
-        or obj.reclaimable_pods is not old.reclaimable_pods
-    ):
-        return WorkloadInfo(obj, info.cluster_queue, info.queue_time, usage)
-    new = object.__new__(WorkloadInfo)  # skips __post_init__: key and shape are known
-    for name, value in (
-        ("obj", obj),
-        ("cluster_queue", info.cluster_queue),
-        ("queue_time", info.queue_time),
-        ("usage", usage),
-        ("key", info.key),
-        ("priority", info.priority),
-        ("shape", info.shape),
-    ):
-        object.__setattr__(new, name, value)
-    return new
+    same = (
+        obj.pod_sets is old.pod_sets
+        and obj.priority == old.priority
+        and obj.priority_boost == old.priority_boost
+        and obj.reclaimable_pods is old.reclaimable_pods
+    )
+    shape = info.shape if same else None
+    return WorkloadInfo(obj, info.cluster_queue, info.queue_time, usage, shape)
 
 
 _interned: dict[tuple[Hashable, ...], Shape] = {}
