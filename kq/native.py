@@ -29,8 +29,10 @@ class StaleCompiledCore(UserWarning):
 
 
 def source_of(name: str, root: Path) -> Path:
-    """The source file of module ``name`` (dotted) under the directory ``root`` holding kq."""
-    base = root.joinpath(*name.split("."))
+    """The source file of module ``name`` (dotted) under the repository ``root``: kq's there,
+    the built-in plugins' under ``plugins``."""
+    top = root / "plugins" if name.partition(".")[0] == "kq_plugins" else root
+    base = top.joinpath(*name.split("."))
     package = base / "__init__.py"
     return package if package.is_file() else base.with_suffix(".py")
 

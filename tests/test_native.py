@@ -52,10 +52,14 @@ def test_source_first_finds_modules_and_packages_from_their_sources(tmp_path: Pa
     assert module.submodule_search_locations is None
     assert finder.find_spec("pkg.other", None) is None  # not listed: the usual finders decide
     assert source_of("pkg.mod", tmp_path) == tmp_path / "pkg" / "mod.py"
+    plugin = tmp_path / "plugins" / "kq_plugins" / "preemption" / "classic.py"
+    assert source_of("kq_plugins.preemption.classic", tmp_path) == plugin
 
 
 def _core(env: dict[str, str]) -> list[str]:
-    code = "import kq, kq.scheduler.cycle as c; print(kq.CORE, c.__file__)"
+    """Which core runs, and where the core's cycle and the built-in preemption come from."""
+    code = "import kq, kq.scheduler.cycle as c, kq_plugins.preemption.classic as p\n"
+    code += "print(kq.CORE, c.__file__, p.__file__)"
     done = subprocess.run(
         [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
     )
@@ -64,8 +68,8 @@ def _core(env: dict[str, str]) -> list[str]:
 
 def test_kq_pure_runs_the_sources() -> None:
     env = {k: v for k, v in os.environ.items() if k != PURE_ENV}
-    core, path = _core({**env, PURE_ENV: "1"})
-    assert (core, Path(path).name) == ("python", "cycle.py")
+    core, cycle, preemption = _core({**env, PURE_ENV: "1"})
+    assert (core, Path(cycle).name, Path(preemption).name) == ("python", "cycle.py", "classic.py")
 
 
 @pytest.mark.skipif(
@@ -73,7 +77,9 @@ def test_kq_pure_runs_the_sources() -> None:
 )
 def test_the_compiled_core_runs_when_built() -> None:
     env = {k: v for k, v in os.environ.items() if k != PURE_ENV}
-    core, path = _core(env)
+    core, cycle, preemption = _core(env)
     assert core == "compiled"
-    assert path.endswith(".so"), path
-    assert "kq.scheduler.cycle" in MANIFEST.read_text().split()
+    assert cycle.endswith(".so"), cycle
+    assert preemption.endswith(".so"), preemption
+    listed = MANIFEST.read_text().split()
+    assert {"kq.scheduler.cycle", "kq_plugins.preemption.classic"} <= set(listed)

@@ -22,13 +22,23 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 MANIFEST = ROOT / "kq" / "native.manifest"
 TEMP = "build/mypyc-temp"
+PLUGINS = ROOT / "plugins"
+"""Where ``kq_plugins`` lives: its compiled modules are named from here, and built in place."""
 GROUP = "kq_core"
 """mypyc's shared library (``kq_core__mypyc``), beside ``kq/``: the compiled modules import it."""
 
 PACKAGES = ("kq/scheduler", "kq/queue", "kq/cache")
-MODULES = ("kq/workload/resources.py", "kq/workload/info.py")
-"""Most of what mode A spends its time in. ``kq.api`` stays Python: every layer imports its
-types, a compiled class cannot be subclassed or patched, and compiling it gained nothing."""
+MODULES = (
+    "kq/workload/resources.py",
+    "kq/workload/info.py",
+    # Not the package itself: mypyc would set its __path__ beside the shared library.
+    "plugins/kq_plugins/preemption/common.py",
+    "plugins/kq_plugins/preemption/classic.py",
+    "plugins/kq_plugins/preemption/fair.py",
+)
+"""Most of what mode A spends its time in, preemption included (the core calls it for every
+head that needs it). ``kq.api`` stays Python: every layer imports its types, a compiled class
+cannot be subclassed or patched, and compiling it gained nothing."""
 
 
 def sources() -> list[Path]:
@@ -37,8 +47,9 @@ def sources() -> list[Path]:
 
 
 def module_name(path: Path) -> str:
-    parts = path.relative_to(ROOT).with_suffix("").parts
-    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+    parts = path.relative_to(PLUGINS if path.is_relative_to(PLUGINS) else ROOT).with_suffix("")
+    names = parts.parts
+    return ".".join(names[:-1] if names[-1] == "__init__" else names)
 
 
 def can_compile() -> str:
@@ -65,7 +76,8 @@ def up_to_date() -> bool:
 def clean() -> None:
     """Remove every compiled module, so ``import kq`` runs the sources."""
     MANIFEST.unlink(missing_ok=True)
-    for path in [*ROOT.glob(f"{GROUP}__mypyc*.so"), *ROOT.glob("kq/**/*.so")]:
+    built = ROOT.glob(f"{GROUP}__mypyc*.so"), ROOT.glob("kq/**/*.so"), PLUGINS.glob("**/*.so")
+    for path in [found for paths in built for found in paths]:
         path.unlink()
 
 
@@ -80,6 +92,7 @@ def build() -> None:
         {
             "name": "kq-core",
             "ext_modules": mypycify(paths, opt_level="3", group_name=GROUP),
+            "package_dir": {"kq_plugins": str(PLUGINS.relative_to(ROOT) / "kq_plugins")},
             "script_args": ["--quiet", "build_ext", "--inplace", "--build-temp", TEMP],
         }
     )

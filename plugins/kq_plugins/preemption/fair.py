@@ -31,7 +31,7 @@ from kq.plugin import (
     compare_drs,
     dominant_resource_share,
 )
-from kq_plugins.preemption_common import candidate_order, satisfies, uses
+from kq_plugins.preemption.common import candidate_order, satisfies, uses
 
 FINAL = "LessThanOrEqualToFinalShare"
 INITIAL = "LessThanInitialShare"
