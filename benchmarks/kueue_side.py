@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from compare import load
+from perf_report import time_to_admission
 from scheduler_perf import HERE, PROBE_PATCHES, QueueSpec, bench, load_config
 
 sys.path.insert(0, str(HERE.parent))
@@ -157,13 +158,24 @@ def figures(controller: str, run: dict[str, Any], served: Counter[Key]) -> dict[
         "eventWrites": events / max(1, admissions),
         "allWrites": sum(n for n in ours.values() if n > 0) / max(1, admissions),
         "writes": {f"{v} {r}": n for (v, r), n in sorted(ours.items()) if n > 0},
+        **_per_class(run),
     }
+
+
+def _per_class(run: dict[str, Any]) -> dict[str, float]:
+    """Evictions and mean time to admission per workload class: where the two differ."""
+    out = {}
+    for name, c in time_to_admission(run["records"]).items():
+        out[f"evictions {name}"] = c["evictions"]
+        out[f"ttaMeanS {name}"] = (c["mean"] or 0.0) / 1000
+    return out
 
 
 def report(rounds: list[dict[str, Any]]) -> None:
     names: tuple[str, ...] = ("wallS", "admissions", "evictions", "cpuPerWorkloadMs")
     names += ("workloadStatusWrites", "withReleases", "eventWrites", "allWrites", "explainedShare")
     names += ("coreUsPerAdmission",)
+    names += tuple(k for k in rounds[0] if k.startswith(("evictions ", "ttaMeanS ")))
     by = {c: [r for r in rounds if r["controller"] == c] for c in ("kq", "kueue")}
     print(f"{'figure (median)':28s} {'kq':>10s} {'Kueue':>10s} {'kq/Kueue':>9s}")
     for name in names:

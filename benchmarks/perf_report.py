@@ -33,7 +33,7 @@ def summarize(run: Mapping[str, Any]) -> Object:
         "generatedS": run["generatedS"],
         "admissions": admissions,
         "rawPatchRate": run["rawPatchRate"],
-        "timeToAdmissionMs": _time_to_admission(records),
+        "timeToAdmissionMs": time_to_admission(records),
         **_usage(run),
         "writes": _writes(ctl, per),
         "cycles": _cycles(ctl),
@@ -42,7 +42,7 @@ def summarize(run: Mapping[str, Any]) -> Object:
     }
 
 
-def _time_to_admission(records: Mapping[str, Record]) -> Object:
+def time_to_admission(records: Mapping[str, Record]) -> Object:
     by_class: dict[str, list[Record]] = defaultdict(list)
     for r in records.values():
         by_class[r.class_name].append(r)
