@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from types import SimpleNamespace
 from typing import Any, cast
 
 from kq.controllers.decisions import DecisionWriter, in_flight_bound
@@ -59,6 +60,7 @@ class GatedWriter:
 
     def __init__(self) -> None:
         self.patches: list[dict[str, Any]] = []
+        self.events: list[tuple[str, str]] = []
         self.open = asyncio.Event()
 
     async def patch_status(
@@ -72,15 +74,24 @@ class GatedWriter:
         }
         return {**obj, "metadata": meta, **patch}
 
-    def event(self, obj: dict[str, Any], reason: str, message: str, warning: bool = False) -> None:
-        pass
+    def event(
+        self,
+        obj: dict[str, Any],
+        reason: str,
+        message: str,
+        warning: bool = False,
+        trace_id: str = "",
+    ) -> None:
+        self.events.append((reason, message))
 
 
 async def test_pending_words_superseded_while_queued_are_not_written() -> None:
     store = Store()
     store.upsert({"metadata": {"name": "w", "namespace": "ns", "resourceVersion": "1"}})
     writer = GatedWriter()
-    decisions = DecisionWriter(cast(CoreFeed, None), store, cast(WorkloadWriter, writer))
+    # The writer asks the feed's scheduler which cycle decided, for the event's trace id.
+    feed = SimpleNamespace(scheduler=SimpleNamespace(last={}))
+    decisions = DecisionWriter(cast(CoreFeed, feed), store, cast(WorkloadWriter, writer))
     result = CycleResult(
         tuple(
             Pending("ns/w", "cq", "WaitingForQuota", f"{n} more needed", RequeueReason.NO_FIT)
@@ -96,6 +107,7 @@ async def test_pending_words_superseded_while_queued_are_not_written() -> None:
         c for c in writer.patches[0]["status"]["conditions"] if c["type"] == "QuotaReserved"
     ]
     assert condition["message"] == "1 more needed"
+    assert writer.events == [("Pending", "1 more needed")]
 
 
 def test_in_flight_bound_follows_the_client_limit() -> None:
