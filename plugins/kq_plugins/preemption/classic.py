@@ -281,4 +281,3 @@ class _Collector:
                     _Candidate(info, IN_COHORT_RECLAMATION, Variant.WITHOUT_BORROWING, lca)
                 )
         return found
-
