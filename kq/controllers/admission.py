@@ -229,10 +229,8 @@ class AdmissionController:
                     await self._wake.wait()
             except TimeoutError:
                 self._sync_queue_status()
-                queues = self.feed.scheduler.queues
-                # A quiet queue's parked shape whose words come due, or a batched retry.
-                if queues.has_words_to_tell() or queues.requeue_ready(time.time()):
-                    self._wake.set()
+                if self.feed.scheduler.queues.has_words_to_tell():
+                    self._wake.set()  # a quiet queue's parked shape: its words come due
                 continue
             self._wake.clear()
             self.decisions.forget_delivered()

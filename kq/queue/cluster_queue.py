@@ -80,10 +80,6 @@ class PendingQueue:
         """Queued workloads a next cycle could pop."""
         return len(self._queued) - (self.parked_count() - len(self.inadmissible))
 
-    def has_parked(self) -> bool:
-        """Some workload waits for a requeue: parked alone or in a parked shape."""
-        return bool(self.inadmissible or self.parked_shapes)
-
     def is_parked(self, key: str) -> bool:
         if key in self.inadmissible:
             return True

@@ -6,7 +6,6 @@ from collections.abc import Collection, Iterable, Mapping
 
 from kq.api.localqueue import LocalQueue
 from kq.api.workload import Workload
-from kq.queue.batch import RequeueBatch
 from kq.queue.cluster_queue import PendingQueue, Words
 from kq.queue.order import Ordered, QueueOrder
 from kq.queue.requeue import RequeueReason
@@ -32,8 +31,6 @@ class QueueManager:
         # walk over 100,000 pending workloads costs 0.1 s.
         self._requested: dict[str, tuple[dict[str, int], dict[str, int]]] = {}
         self._requests_of: dict[str, dict[str, int]] = {}
-        self.batch = RequeueBatch()
-        """Retries of parked workloads asked by cluster events, due a second later (Kueue's)."""
 
     # -- queues --------------------------------------------------------------------------
 
@@ -170,28 +167,8 @@ class QueueManager:
         if cq is not None and cq in self.queues:
             self.queues[cq].done(key)
 
-    def request_requeue(self, cluster_queues: Iterable[str]) -> None:
-        """A cluster event may let parked workloads fit: retry them with the batch (Kueue's
-        one-second ``requeueBatchPeriod``), as ``requeue_due`` moves them."""
-        self.batch.ask(cluster_queues)
-
-    def requeue_due(self, now: float) -> int:
-        """Move the parked workloads whose batched retry is due by ``now`` back to their heaps."""
-        ready = self.batch.take_due(now)
-        return self.requeue_inadmissible(ready) if ready else 0
-
-    def next_requeue_at(self) -> float | None:
-        """When the next batched retry that would move a parked workload is due."""
-        queues = self.queues
-        return self.batch.next_at(lambda name: name in queues and queues[name].has_parked())
-
-    def requeue_ready(self, now: float) -> bool:
-        """A cycle at ``now`` has a batched retry to time or to carry out."""
-        at = self.next_requeue_at()
-        return self.batch.waiting() or (at is not None and at <= now)
-
     def requeue_inadmissible(self, cluster_queues: Iterable[str]) -> int:
-        """Move the parked workloads of ``cluster_queues`` back to their heaps now."""
+        """A cluster event may let parked workloads fit: move them back to their heaps."""
         queues, moved = self.queues, 0
         for name in cluster_queues:  # a loop, not sum(generator): once per quota release
             queue = queues.get(name)

@@ -46,9 +46,7 @@ class Scheduler:
         never counted; the controller evicts them."""
 
     def run_cycle(self, now: float) -> CycleResult:
-        """One cycle; ``now`` stamps the assumed ``QuotaReserved`` condition and times the
-        batched retries of parked workloads."""
-        self.queues.requeue_due(now)
+        """One cycle; ``now`` stamps the assumed ``QuotaReserved`` condition."""
         snapshot = self.cache.snapshot()
         snapshot.fair_sharing = self.plugins.fair_sharing
         heads = self.queues.heads(snapshot.cluster_queues.keys())
@@ -107,7 +105,7 @@ class Scheduler:
             info = new_info(workload, workload.admission.cluster_queue)
             self.cache.add_workload(info, admitted=workload.is_admitted)
             if cached is not None and not cached.assumed and _may_free_room(cached, workload):
-                self.queues.request_requeue(self.cache.cohort_tree_of(info.cluster_queue))
+                self.queues.requeue_inadmissible(self.cache.cohort_tree_of(info.cluster_queue))
             return None
         if cached is not None and cached.assumed:
             return None  # our admission write is not visible yet; this event is older
@@ -134,33 +132,32 @@ class Scheduler:
         return distrust(workload, workload.admission, queue_cq, cq)
 
     def release(self, key: str) -> None:
-        """A quota holder finished, was deleted or evicted: free it and ask its cohort tree to
-        retry its parked workloads (with the requeue batch, as every event below)."""
+        """A quota holder finished, was deleted or evicted: free it and wake its cohort."""
         placed = self.cache.placements.holds(key)
         info = self.cache.delete_workload(key)
         if info is not None:
             # Nodes it held may be what a parked workload of any cohort waits for.
             queues = self.queues.queues if placed else self.cache.cohort_tree_of(info.cluster_queue)
-            self.queues.request_requeue(queues)
+            self.queues.requeue_inadmissible(queues)
 
     def cluster_queue_changed(self, name: str) -> None:
         """A ClusterQueue was created or its spec changed: retry its whole cohort tree."""
-        self.queues.request_requeue(self.cache.cohort_tree_of(name))
+        self.queues.requeue_inadmissible(self.cache.cohort_tree_of(name))
 
     def cohort_changed(self, name: str) -> None:
         """A Cohort was created, changed or deleted: retry every queue under its root."""
-        self.queues.request_requeue(self.cache.queues_under_cohort(name))
+        self.queues.requeue_inadmissible(self.cache.queues_under_cohort(name))
 
     def flavors_or_checks_changed(self) -> None:
         """A ResourceFlavor or AdmissionCheck changed: any queue may now fit or be active."""
-        self.queues.request_requeue(list(self.queues.queues))
+        self.queues.requeue_inadmissible(list(self.queues.queues))
 
     def forget(self, key: str) -> None:
         """The admission write failed: give the quota back (the runtime re-adds the workload)."""
         cached = self.cache.workload(key)
         self.cache.forget_workload(key)
         if cached is not None:
-            self.queues.request_requeue(self.cache.cohort_tree_of(cached.info.cluster_queue))
+            self.queues.requeue_inadmissible(self.cache.cohort_tree_of(cached.info.cluster_queue))
 
 
 def _counted_as_is(cached: CachedWorkload | None, workload: Workload) -> bool:

@@ -90,7 +90,6 @@ class Engine:
         self._sequence = 0
         self._admissions: dict[str, int] = {}
         self._wakes: dict[int, Callable[[float], None]] = {}
-        self._requeue_wake: float | None = None  # the batched retry an instant is pushed for
         self.arrived: set[str] = set()
         self.running: set[str] = set()
         self.done: set[str] = set()
@@ -129,7 +128,6 @@ class Engine:
         while True:
             self._apply_due(now)
             self._cycles_at(now)
-            self._wake_for_requeue()
             self.listener.settled(now)
             if self.loop is not None:
                 return now
@@ -137,14 +135,6 @@ class Engine:
             if following is None or (until is not None and following > until):
                 return now
             now = following
-
-    def _wake_for_requeue(self) -> None:
-        """An instant when the parked workloads' batched retry comes due, as the controller
-        wakes for it: nothing else may happen then."""
-        due = self.scheduler.queues.next_requeue_at()
-        if due is not None and due != self._requeue_wake:
-            self._requeue_wake = due
-            self.wake_at(due, _no_callback)
 
     def _next_at(self) -> float | None:
         """When the next event is due; ``None`` when none is left."""
@@ -243,7 +233,3 @@ class Engine:
     def pending(self) -> list[str]:
         """Workloads that arrived and hold no quota (left pending at the end)."""
         return sorted(self.arrived - self.running - self.done)
-
-
-def _no_callback(at: float) -> None:
-    """A wake that only lets an instant's cycles run."""

@@ -11,20 +11,11 @@ from typing import Any
 
 from kq.api.priority import POD_PRIORITY_CLASS_SOURCE, WORKLOAD_PRIORITY_CLASS_SOURCE
 from kq.api.workload import Workload, parse_workload
-from kq.queue.batch import REQUEUE_BATCH_S
-from kq.scheduler.cycle import CycleResult
 from kq.scheduler.decisions import Admit, Pending, Preempt
 from kq.workload.status import admitted_status
 from tests.core.world import World
 
 NOW = 1767225600.0
-
-
-def after_batch(w: World, at: float) -> CycleResult:
-    """The cycle that carries out the retry an event asked for: the one at ``at`` times it,
-    the one a batch period later (Kueue's one second, ``kq.queue.batch``) moves the parked."""
-    w.scheduler.run_cycle(at)
-    return w.scheduler.run_cycle(at + REQUEUE_BATCH_S)
 
 
 def workload(
@@ -82,7 +73,7 @@ def test_reclaimable_pods_of_an_admitted_workload_let_a_parked_one_in() -> None:
     parked(w, "waiting", 2)
     reclaimed = {**status, "reclaimablePods": [{"name": "main", "count": 2}]}
     w.scheduler.workload_changed(workload("holder", 4, status=reclaimed))
-    assert isinstance(after_batch(w, NOW + 3).by_key["ns/waiting"], Admit)
+    assert isinstance(w.scheduler.run_cycle(NOW + 3).by_key["ns/waiting"], Admit)
 
 
 def test_a_lowered_workload_priority_class_lets_a_parked_workload_preempt() -> None:
@@ -93,7 +84,7 @@ def test_a_lowered_workload_priority_class_lets_a_parked_workload_preempt() -> N
     parked(w, "waiting", 2, priority=50, **mid)
     # The class's value went down; the Workload's priority follows it.
     w.scheduler.workload_changed(workload("holder", 4, priority=10, status=status, **high))
-    decision = after_batch(w, NOW + 3).by_key["ns/waiting"]
+    decision = w.scheduler.run_cycle(NOW + 3).by_key["ns/waiting"]
     assert isinstance(decision, Preempt)
     assert [v.key for v in decision.victims] == ["ns/holder"]
 
@@ -105,7 +96,7 @@ def test_a_pod_priority_class_change_wakes_nobody_as_upstream() -> None:
     status = holding_all_quota(w, priority=100, **pod_class)
     parked(w, "waiting", 2, priority=50)
     w.scheduler.workload_changed(workload("holder", 4, priority=10, status=status, **pod_class))
-    assert after_batch(w, NOW + 3).decisions == ()
+    assert w.scheduler.run_cycle(NOW + 3).decisions == ()
 
 
 def test_an_update_that_frees_nothing_leaves_the_parked_workloads_parked() -> None:
@@ -114,4 +105,4 @@ def test_an_update_that_frees_nothing_leaves_the_parked_workloads_parked() -> No
     parked(w, "waiting", 2)
     relabelled = {**status, "reclaimablePods": []}
     w.scheduler.workload_changed(workload("holder", 4, status=relabelled))
-    assert after_batch(w, NOW + 3).decisions == ()
+    assert w.scheduler.run_cycle(NOW + 3).decisions == ()

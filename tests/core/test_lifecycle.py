@@ -75,8 +75,7 @@ def test_pending_admitted_finished() -> None:
     ]
     scheduler.workload_changed(workload("a", 2, status=finished))
     assert not w.cache.holds_quota("ns/a")
-    scheduler.run_cycle(NOW + 2)  # times the retry the finish asked for (Kueue's 1 s batch)
-    assert isinstance(scheduler.run_cycle(NOW + 3).by_key["ns/b"], Admit)
+    assert isinstance(scheduler.run_cycle(NOW + 2).by_key["ns/b"], Admit)
 
 
 def test_preempted_victim_requeues_after_its_quota_is_released() -> None:

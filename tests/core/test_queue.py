@@ -164,7 +164,7 @@ def test_events_requeue_the_right_trees() -> None:
     assert world.cycle().decisions == ()  # all three parked
 
     def retried() -> set[str]:
-        return {d.key for d in world.cycle_after_batch().decisions}
+        return {d.key for d in world.cycle().decisions}
 
     world.scheduler.cluster_queue_changed("a")
     assert retried() == {keys["a"], keys["b"]}
@@ -186,7 +186,7 @@ def test_finishing_in_one_queue_wakes_its_cohort_only() -> None:
     stranger = world.submit("stranger", "c", {"cpu": 3}, namespace="ns")
     world.run(2)
     world.finish(holder)
-    result = world.cycle_after_batch()
+    result = world.cycle()
     assert set(result.by_key) == {borrower}
     assert stranger not in world.admitted()
 

@@ -110,7 +110,7 @@ def test_3_reclaim_any_preempts_borrowers_never_waits(reclaim: str) -> None:
         )
         world.finish(b_high)
         world.finish(b_new)
-        assert isinstance(world.cycle_after_batch().by_key[a_job], Admit)
+        assert isinstance(world.cycle().by_key[a_job], Admit)
         return
     decision = preempt(result, a_job)
     # Fewest victims: lowest priority first, the newest of equals first, the rest given back.

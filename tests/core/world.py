@@ -202,13 +202,6 @@ class World:
                 self.cache.mark_admitted(decision.key)
         return result
 
-    def cycle_after_batch(self) -> CycleResult:
-        """The cycle that retries the parked workloads events asked for: the retry is due a
-        second after the first such event (Kueue's batch, ``kq.queue.batch``), so one cycle
-        times it and the next, a second later on this clock, carries it out."""
-        self.cycle()
-        return self.cycle()
-
     def run(self, cycles: int = 5) -> list[CycleResult]:
         return [self.cycle() for _ in range(cycles)]
 

@@ -137,12 +137,11 @@ def test_a_sticky_preemptor_keeps_its_room_and_its_queue_moves_on() -> None:
         (2.0, "b1", "PREEMPTION_NO_CANDIDATES"),
         (2.0, "low", "PREEMPTION_NO_CANDIDATES"),
     ]
-    # high finishes at 101 and the parked are retried a second later (the batched requeue):
-    # b1 (higher priority) first, low once b1 is done.
+    # high finishes at 101: b1 (higher priority) first, low once b1 is done.
     assert [d for d in listener.decisions if d[0] > 2.0] == [
-        (102.0, "b1", "Admit"),
-        (102.0, "low", "FAILED_AFTER_NOMINATION"),
-        (202.0, "low", "Admit"),
+        (101.0, "b1", "Admit"),
+        (101.0, "low", "FAILED_AFTER_NOMINATION"),
+        (201.0, "low", "Admit"),
     ]
 
 

@@ -2,9 +2,7 @@
 
 The digests hash every admission (instant, workload, ClusterQueue, flavors, usage) and every
 eviction (instant, victim, preemptor) in order, as ``benchmarks/decisions.py`` records them;
-they were recorded at revision 9cdc362, before issue 21's work on the core began, and
-recorded again when kq took up Kueue's one-second batching of requeues (``kq.queue.batch``),
-which changes decisions on purpose: a parked workload waits for the batch after the event.
+they were recorded at revision 9cdc362, before issue 21's work on the core began.
 """
 
 from __future__ import annotations
@@ -19,11 +17,11 @@ import pytest
 SCRIPT = Path(__file__).parents[2] / "benchmarks" / "decisions.py"
 
 RECORDED = {
-    "baseline": ("92221084907eedc2430116e5bff9e9dceee60564d2c015b7251d84ea42b2b48a", 15060, 60),
+    "baseline": ("f65f618aa76ad206de662a0c536936ee6f53e0f69e0a66e1a215fafc888a63b3", 21060, 6060),
     "baseline-fair-sharing": (
-        "87f60acad23f3c13a30670ba55fea1ab49fdb6b8ffa562358e6f9036d8d95e07",
-        15320,
-        320,
+        "746f6e70052ee13557c835710d2c31e2608b4e85ede006ba7d48dad6a0dae154",
+        21160,
+        6160,
     ),
 }
 

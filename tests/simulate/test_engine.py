@@ -28,13 +28,12 @@ def test_fifo_waits_and_finishes(tmp_path: Path) -> None:
     )
     run = run_files(setup, trace)
     records = run.recorder.workloads
-    # b waits for a, and for the batched retry a's finish asks for (Kueue's one second); c
-    # fits beside a at once (BestEffortFIFO lets it pass b).
-    assert [records[f"default/{k}"].first_admission for k in "abc"] == [0, 11, 2]
-    assert records["default/b"].finished == 21
+    # b waits for a; c fits beside a at once (BestEffortFIFO lets it pass b).
+    assert [records[f"default/{k}"].first_admission for k in "abc"] == [0, 10, 2]
+    assert records["default/b"].finished == 20
     assert records["default/a"].stints[0].flavors == {"cpu": "default"}
     assert run.pending == []
-    assert run.end == 21
+    assert run.end == 20
 
 
 def test_strict_fifo_holds_back_the_small_one(tmp_path: Path) -> None:
@@ -64,8 +63,7 @@ def test_preemption_evicts_requeues_and_reruns(tmp_path: Path) -> None:
     assert low.stints[0].evicted_by == "default/high"
     assert low.stints[0].reason == "InClusterQueue"
     # Requeued, admitted again when high is done, and run from the start.
-    # Parked while high runs, retried a second after high's finish (the batched requeue).
-    assert (low.stints[1].start, low.finished) == (9, 19)
+    assert (low.stints[1].start, low.finished) == (8, 18)
     figures = run_data(run, compute(run))
     assert figures["clusterQueues"]["cq"]["preemptions"] == 1
 
@@ -95,9 +93,9 @@ def _fair_sharing_setup(tmp_path: Path) -> tuple[Path, Path]:
 def test_fair_sharing_changes_the_order(tmp_path: Path) -> None:
     setup, trace = _fair_sharing_setup(tmp_path)
     plain = run_files(setup, trace).recorder.workloads
-    # Both borrow as much: first come, first served, a second after the quota frees.
-    assert plain["default/a-next"].first_admission == 51
-    assert plain["default/b-next"].first_admission == 61
+    # Both borrow as much: first come, first served.
+    assert plain["default/a-next"].first_admission == 50
+    assert plain["default/b-next"].first_admission == 60
     config = tmp_path / "config.yaml"
     config.write_text(
         "apiVersion: config.kueue.x-k8s.io/v1beta1\nkind: Configuration\n"
@@ -105,8 +103,8 @@ def test_fair_sharing_changes_the_order(tmp_path: Path) -> None:
     )
     fair = run_files(setup, trace, config).recorder.workloads
     # cq-b's share is lower than cq-a's (which borrows 4 already): it goes first.
-    assert fair["default/b-next"].first_admission == 51
-    assert fair["default/a-next"].first_admission == 61
+    assert fair["default/b-next"].first_admission == 50
+    assert fair["default/a-next"].first_admission == 60
 
 
 def test_same_input_same_figures(tmp_path: Path) -> None:
