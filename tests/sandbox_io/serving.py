@@ -16,7 +16,7 @@ from kq.runtime.resources import EVENTS, NAMESPACES, PODS, Resource
 from kq.sandbox.cluster.clock import SandboxClock
 from kq.sandbox.cluster.driver import Settings, run_simulated_cluster
 from kq.sandbox.cluster.profiles import load_profile
-from tests.harness import eventually
+from tests.harness import eventually, not_found
 
 SPEED = 60.0
 T = TypeVar("T")
@@ -55,8 +55,9 @@ def pod_template(app: str, **annotations: str) -> dict[str, Any]:
 
 
 async def wait_for(probe: Callable[[], Awaitable[T | None]], what: str) -> T:
-    """``eventually`` with room for a loaded machine."""
-    return await eventually(probe, what, within=45, interval=0.05)
+    """``eventually`` with room for a loaded machine; a 404 is a miss, since the probed
+    object may be between its deletion and its controller's re-creation."""
+    return await eventually(probe, what, within=45, interval=0.05, retry=not_found)
 
 
 async def events_until(
