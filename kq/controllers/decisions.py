@@ -93,6 +93,7 @@ class DecisionWriter:
             key = decision.key
             if isinstance(decision, Admit):
                 self._unwant(key)
+                self._pacer.ended(key)
                 self._spawn(key, partial(self._admit, decision, decided_at))
             elif isinstance(decision, Pending):
                 self._want_words(key, decision.reason, decision.message)
@@ -100,6 +101,7 @@ class DecisionWriter:
                 cq = decision.cluster_queue
                 for victim in decision.victims:
                     self._unwant(victim.key)
+                    self._pacer.ended(victim.key)
                     self._spawn(victim.key, partial(self._evict, victim.key, victim, cq))
                 self._want_words(key, decision.reason, decision.message)
         for words in result.held:
@@ -123,6 +125,7 @@ class DecisionWriter:
         else:
             self._held.discard(key)
         self._unwant(key)
+        self._pacer.wanted(key)
         self._words[key] = (reason, message)
         self._words_ready.set()
         if not self._explainers:
@@ -270,9 +273,10 @@ class DecisionWriter:
         return "" if decided is None else decided.trace_id
 
     async def _explain(self, key: str, reason: str, message: str) -> None:
-        """``QuotaReserved=False`` and a Warning event, only when the words change, and a mere
-        change of message at most once per ``WORDS_MIN_INTERVAL_S``; skipped when a decisive
-        write about the same workload is queued behind it."""
+        """``QuotaReserved=False`` and a Warning event, only when the words change, once the
+        wait has lasted ``FIRST_WORDS_AFTER_S``, and a mere change of message at most once per
+        ``WORDS_MIN_INTERVAL_S`` (``kq.controllers.words``); skipped when a decisive write
+        about the same workload is queued behind it."""
         if self._last_write.get(key) is not asyncio.current_task():
             return
         obj = self._object(key)
@@ -283,11 +287,14 @@ class DecisionWriter:
         if self._pending_written.get(key) == words:
             return  # written from this version; its watch event has not arrived yet
         patch = pending_patch(obj, reason, message, time.time())
-        if patch is None or (rewords(obj, reason) and self._pacer.defer(key, reason, message)):
+        if patch is None:
+            return
+        rewording, held = rewords(obj, reason), key in self._held
+        if self._pacer.defer(key, reason, message, rewording=rewording, held=held):
             return
         self._pacer.written(key)
         self._pending_written[key] = words
-        patched = await self._patch(obj, patch, "held" if key in self._held else "pending")
+        patched = await self._patch(obj, patch, "held" if held else "pending")
         if patched is None:
             if self._pending_written.get(key) == words:
                 del self._pending_written[key]

@@ -1,5 +1,6 @@
-"""A waiting workload's words change at most once per Kueue's requeue batch period (1 s);
-a new status or reason, admissions and evictions are written at once."""
+"""A wait's first words are written once it has lasted Kueue's requeue batch period (1 s),
+and its words change at most once per that period; a new reason within a wait already
+explained, held words, Inadmissible words, admissions and evictions are written at once."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from typing import Any, cast
 import pytest
 
 from kq.controllers.decisions import DecisionWriter
-from kq.controllers.words import WORDS_MIN_INTERVAL_S, WordsPacer
+from kq.controllers.words import FIRST_WORDS_AFTER_S, WORDS_MIN_INTERVAL_S, WordsPacer
 from kq.controllers.writer import WorkloadWriter
 from kq.queue.requeue import RequeueReason
 from kq.scheduler.cycle import CycleResult
@@ -66,6 +67,11 @@ def pending(message: str, reason: str = "WaitingForQuota") -> CycleResult:
     return CycleResult((Pending(KEY, "cq", reason, message, RequeueReason.NO_FIT),), entries=1)
 
 
+def held(message: str) -> CycleResult:
+    words = Pending(KEY, "cq", "WaitingForQuota", message, RequeueReason.NO_FIT)
+    return CycleResult((), entries=0, held=(words,))
+
+
 async def deferred(decisions: DecisionWriter) -> None:
     """Until the explainers looked at the words wanted last and deferred them."""
 
@@ -76,13 +82,50 @@ async def deferred(decisions: DecisionWriter) -> None:
 
 
 async def first_words(fed: Fed) -> tuple[DecisionWriter, Server]:
+    """The first words of a wait, written once it has lasted ``FIRST_WORDS_AFTER_S``."""
+    server = Server()
+    decisions = DecisionWriter(fed.feed, fed.workloads, cast(WorkloadWriter, server))
+    wanted = time.monotonic()
+    decisions.apply(pending("3 more needed"), decided_at=0.0)
+    await deferred(decisions)
+    assert server.patches == []
+    async with asyncio.timeout(FIRST_WORDS_AFTER_S + AT_ONCE_S):
+        await decisions.drain()
+    assert time.monotonic() - wanted >= FIRST_WORDS_AFTER_S
+    assert server.said() == ["False WaitingForQuota: 3 more needed"]
+    return decisions, server
+
+
+async def test_a_wait_that_ends_within_a_second_is_never_explained(fed: Fed) -> None:
     server = Server()
     decisions = DecisionWriter(fed.feed, fed.workloads, cast(WorkloadWriter, server))
     decisions.apply(pending("3 more needed"), decided_at=0.0)
+    await deferred(decisions)
+    decisions.apply(pending("1 more needed"), decided_at=0.0)  # the wait goes on: same start
+    await deferred(decisions)
+    admitted = fed.feed.scheduler.run_cycle(time.time())
+    decisions.apply(admitted, decided_at=time.time())
     async with asyncio.timeout(AT_ONCE_S):
         await decisions.drain()
-    assert server.said() == ["False WaitingForQuota: 3 more needed"]
-    return decisions, server
+    assert server.said() == ["True QuotaReserved: Quota reserved in ClusterQueue cq"]
+
+
+@pytest.mark.parametrize(
+    "result",
+    [held("3 more needed"), pending("LocalQueue lq doesn't exist", "Inadmissible")],
+    ids=["held behind a head", "inadmissible"],
+)
+async def test_held_and_inadmissible_words_are_written_at_once(
+    fed: Fed, result: CycleResult
+) -> None:
+    server = Server()
+    decisions = DecisionWriter(fed.feed, fed.workloads, cast(WorkloadWriter, server))
+    decisions.apply(result, decided_at=0.0)
+    async with asyncio.timeout(AT_ONCE_S):
+        await decisions.drain()
+    words = result.held[0] if result.held else result.decisions[0]
+    assert isinstance(words, Pending)
+    assert server.said() == [f"False {words.reason}: {words.message}"]
 
 
 async def test_a_new_message_waits_out_the_interval_and_only_the_latest_is_written(
@@ -139,7 +182,7 @@ async def test_written_times_last_only_as_long_as_they_defer_and_forget_drops_th
     pacer.written("a")
     now[0] = 0.5
     pacer.written("b")
-    assert pacer.defer("a", "WaitingForQuota", "1 more needed")
+    assert pacer.defer("a", "WaitingForQuota", "1 more needed", rewording=True, held=False)
     now[0] = 1.2
     pacer.written("c")  # "a" defers nothing any more; "b" still does
     assert list(pacer._written) == ["b", "c"]
@@ -148,7 +191,12 @@ async def test_written_times_last_only_as_long_as_they_defer_and_forget_drops_th
     assert list(pacer._written) == ["c"]
     assert not pacer.timers()
     assert not pacer._deferred
-    assert pacer.defer("c", "WaitingForQuota", "1 more needed")
+    assert pacer.defer("c", "WaitingForQuota", "1 more needed", rewording=True, held=False)
+    pacer.wanted("d")
+    now[0] = 1.5
+    assert pacer.defer("d", "WaitingForQuota", "2 more needed", rewording=False, held=False)
+    now[0] = 2.2  # the wait has lasted its second
+    assert not pacer.defer("d", "WaitingForQuota", "2 more needed", rewording=False, held=False)
     await pacer.close()
     assert not pacer.timers()
     assert not pacer._written

@@ -212,13 +212,15 @@ def test_a_higher_priority_jobset_preempts_and_the_victim_is_readmitted(sandbox:
 
     # Quota released: only the preemptor's 8 chips are in use, the victim pending.
     until("cluster-queue shows 1 admitted, 1 pending, 8 chips", lambda: counts() == (1, 1, 8))
-    # The victim waits: priority 0 never preempts 100 under LowerPriority.
-    waiting = sandbox.workloads()["multislice-3slice"]
-    assert condition(waiting, "QuotaReserved")["status"] == "False"
-    assert (
-        "insufficient unused quota for google.com/tpu in flavor vlp-24"
-        in (condition(waiting, "QuotaReserved")["message"])
-    )
+    # The victim waits: priority 0 never preempts 100 under LowerPriority. Its eviction's
+    # words stay until the new wait has lasted a second; then it says what it misses.
+    def short_of_chips() -> dict[str, Any] | None:
+        waiting = sandbox.workloads()["multislice-3slice"]
+        said = condition(waiting, "QuotaReserved")
+        short = "insufficient unused quota for google.com/tpu in flavor vlp-24"
+        return waiting if said["status"] == "False" and short in said["message"] else None
+
+    waiting = until("the victim's words say what it misses", short_of_chips)
     # explain names the flavor, the resource and how many chips it misses: all of the
     # quota it needs but the preemptor's.
     needs, holds = chips(three), chips(low)
