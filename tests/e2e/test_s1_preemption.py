@@ -212,6 +212,7 @@ def test_a_higher_priority_jobset_preempts_and_the_victim_is_readmitted(sandbox:
 
     # Quota released: only the preemptor's 8 chips are in use, the victim pending.
     until("cluster-queue shows 1 admitted, 1 pending, 8 chips", lambda: counts() == (1, 1, 8))
+
     # The victim waits: priority 0 never preempts 100 under LowerPriority. Its eviction's
     # words stay until the new wait has lasted a second; then it says what it misses.
     def short_of_chips() -> dict[str, Any] | None:
