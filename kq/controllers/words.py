@@ -38,12 +38,10 @@ class WordsPacer:
         rewant: Rewant,
         interval: float = WORDS_MIN_INTERVAL_S,
         clock: Callable[[], float] = time.monotonic,
-        first_after: float = FIRST_WORDS_AFTER_S,
     ) -> None:
         """``rewant(key, reason, message)`` asks for deferred words again once they may go."""
         self._rewant = rewant
         self._interval = interval
-        self._first_after = first_after
         self._clock = clock
         # Per waiting workload: when words were first wanted, None once some are written.
         self._waiting_since: dict[str, float | None] = {}
@@ -61,16 +59,16 @@ class WordsPacer:
         self._waiting_since.pop(key, None)
 
     def defer(self, key: str, reason: str, message: str, *, rewording: bool, held: bool) -> bool:
-        """Whether to keep words until their wait has lasted ``first_after`` (the first words
-        of a wait, unless ``held``: those have waited behind their head already), or until the
-        interval since the last words ends (``rewording``: only the message changes); the
-        newest kept are wanted again then."""
+        """Whether to keep words until their wait has lasted ``FIRST_WORDS_AFTER_S`` (the
+        first words of a wait, unless ``held``: those have waited behind their head already),
+        or until the interval since the last words ends (``rewording``: only the message
+        changes); the newest kept are wanted again then."""
         if reason == INADMISSIBLE:
             return False
         now = self._clock()
         since = self._waiting_since.get(key)
         if since is not None and not held:
-            due = since + self._first_after
+            due = since + FIRST_WORDS_AFTER_S
         elif rewording and (last := self._written.get(key)) is not None:
             due = last + self._interval
         else:
