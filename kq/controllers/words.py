@@ -36,12 +36,10 @@ class WordsPacer:
     def __init__(
         self,
         rewant: Rewant,
-        interval: float = WORDS_MIN_INTERVAL_S,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         """``rewant(key, reason, message)`` asks for deferred words again once they may go."""
         self._rewant = rewant
-        self._interval = interval
         self._clock = clock
         # Per waiting workload: when words were first wanted, None once some are written.
         self._waiting_since: dict[str, float | None] = {}
@@ -70,7 +68,7 @@ class WordsPacer:
         if since is not None and not held:
             due = since + FIRST_WORDS_AFTER_S
         elif rewording and (last := self._written.get(key)) is not None:
-            due = last + self._interval
+            due = last + WORDS_MIN_INTERVAL_S
         else:
             return False
         wait = due - now
@@ -87,7 +85,7 @@ class WordsPacer:
         self._waiting_since[key] = None
         self._written.pop(key, None)
         self._written[key] = now
-        horizon = now - self._interval
+        horizon = now - WORDS_MIN_INTERVAL_S
         for old in list(takewhile(lambda k: self._written[k] <= horizon, self._written)):
             del self._written[old]
 
