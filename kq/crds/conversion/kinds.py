@@ -1,8 +1,8 @@
 """Field-by-field conversion of each kueue.x-k8s.io kind between v1beta1 and v1beta2.
 
 These are the plain mappings (renames, restructurings, dropped fields) of Kueue v0.19's
-conversion functions; each returns a new object and never mutates its argument. What a mapping
-drops is kept by ``kq.crds.conversion.lossless``, not here.
+conversion functions; each returns a new object that shares what it leaves unchanged, and never
+mutates its argument. What a mapping drops is kept by ``kq.crds.conversion.lossless``, not here.
 
 | kind | v1beta1 | v1beta2 |
 |---|---|---|
@@ -30,7 +30,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from kq import jsoncodec
 from kq.crds.conversion import topology
 
 Obj = dict[str, Any]
@@ -48,19 +47,28 @@ _SOURCE_OF_REF = {ref: source for source, ref in _REF_OF_SOURCE.items()}
 _OLD_FUNGIBILITY = {"whenCanBorrow": "Borrow", "whenCanPreempt": "Preempt"}
 
 
-def _copy(obj: Obj) -> Obj:
-    # An object's tree through orjson: several times faster than copy.deepcopy, and kq's own
-    # client converts every Workload it reads and writes (kq.runtime.storage_version).
-    copied: Obj = jsoncodec.loads(jsoncodec.dumps(obj))
-    return copied
-
-
 def _dict_at(obj: Any, *path: str) -> dict[str, Any] | None:
     for key in path:
         if not isinstance(obj, dict):
             return None
         obj = obj.get(key)
     return obj if isinstance(obj, dict) else None
+
+
+def _each(items: Any) -> list[dict[str, Any]]:
+    return [item for item in items if isinstance(item, dict)] if isinstance(items, list) else []
+
+
+def _own(parent: dict[str, Any] | None, key: str) -> dict[str, Any] | None:
+    """``parent[key]``, if a dict, replaced by a shallow copy the caller may edit; ``parent``
+    is one the caller owns. The mappings copy only what they change: every object here is a
+    value nobody edits in place (the API server's store, a decoded answer)."""
+    child = parent.get(key) if parent is not None else None
+    if not isinstance(child, dict):
+        return None
+    owned = dict(child)
+    parent[key] = owned  # type: ignore[index]
+    return owned
 
 
 def _rename(parent: dict[str, Any] | None, old: str, new: str) -> None:
@@ -74,42 +82,53 @@ def _drop(parent: dict[str, Any] | None, *keys: str) -> None:
             parent.pop(key, None)
 
 
-def _each(items: Any) -> list[dict[str, Any]]:
-    return [item for item in items if isinstance(item, dict)] if isinstance(items, list) else []
+def _edit_each(
+    parent: dict[str, Any] | None, key: str, edit: Callable[[dict[str, Any]], None]
+) -> None:
+    """``edit`` applied to a copy of each dict in the list ``parent[key]``, in a copied list."""
+    items = parent.get(key) if parent is not None else None
+    if not isinstance(items, list):
+        return
+    copied = [dict(item) if isinstance(item, dict) else item for item in items]
+    for item in copied:
+        if isinstance(item, dict):
+            edit(item)
+    parent[key] = copied  # type: ignore[index]
 
 
 # --- ClusterQueue and Cohort ---------------------------------------------------------------
 
 
 def cluster_queue_up(obj: Obj) -> Obj:
-    out = _copy(obj)
-    spec = _dict_at(out, "spec")
+    out = dict(obj)
+    spec = _own(out, "spec")
     _rename(spec, "cohort", "cohortName")
     if spec is not None:
         checks = spec.pop("admissionChecks", None)
         # As upstream: a v1beta1 list of checks becomes rules that apply to every flavor.
         if isinstance(checks, list) and checks:
             spec["admissionChecksStrategy"] = {"admissionChecks": [{"name": c} for c in checks]}
-    fungibility = _dict_at(spec, "flavorFungibility")
+    fungibility = _own(spec, "flavorFungibility")
     for field, old in _OLD_FUNGIBILITY.items():
         if fungibility is not None and fungibility.get(field) == old:
             fungibility[field] = "MayStopSearch"
-    _drop(_dict_at(out, "status"), "pendingWorkloadsStatus")
-    _drop(_dict_at(out, "status", "fairSharing"), "admissionFairSharingStatus")
+    status = _own(out, "status")
+    _drop(status, "pendingWorkloadsStatus")
+    _drop(_own(status, "fairSharing"), "admissionFairSharingStatus")
     return out
 
 
 def cluster_queue_down(obj: Obj) -> Obj:
-    out = _copy(obj)
-    spec = _dict_at(out, "spec")
+    out = dict(obj)
+    spec = _own(out, "spec")
     _rename(spec, "cohortName", "cohort")
     _drop(spec, "concurrentAdmissionPolicy")
     return out
 
 
 def cohort_up(obj: Obj) -> Obj:
-    out = _copy(obj)
-    _drop(_dict_at(out, "status", "fairSharing"), "admissionFairSharingStatus")
+    out = dict(obj)
+    _drop(_own(_own(out, "status"), "fairSharing"), "admissionFairSharingStatus")
     return out
 
 
@@ -117,16 +136,16 @@ def cohort_up(obj: Obj) -> Obj:
 
 
 def local_queue_up(obj: Obj) -> Obj:
-    out = _copy(obj)
-    status = _dict_at(out, "status")
+    out = dict(obj)
+    status = _own(out, "status")
     _rename(status, "flavorUsage", "flavorsUsage")
     _drop(status, "flavors")
     return out
 
 
 def local_queue_down(obj: Obj) -> Obj:
-    out = _copy(obj)
-    _rename(_dict_at(out, "status"), "flavorsUsage", "flavorUsage")
+    out = dict(obj)
+    _rename(_own(out, "status"), "flavorsUsage", "flavorUsage")
     return out
 
 
@@ -134,22 +153,22 @@ def local_queue_down(obj: Obj) -> Obj:
 
 
 def workload_up(obj: Obj) -> Obj:
-    out = _copy(obj)
-    spec = _dict_at(out, "spec")
+    out = dict(obj)
+    spec = _own(out, "spec")
     if spec is not None:
         name = spec.pop("priorityClassName", None)
         ref = _REF_OF_SOURCE.get(spec.pop("priorityClassSource", None) or "")
         if ref is not None and name:
             spec["priorityClassRef"] = {"group": ref[0], "kind": ref[1], "name": name}
-    status = _dict_at(out, "status")
+    status = _own(out, "status")
     _rename(status, "accumulatedPastExexcutionTimeSeconds", "accumulatedPastExecutionTimeSeconds")
     _map_topology_assignments(status, topology.pack)
     return out
 
 
 def workload_down(obj: Obj) -> Obj:
-    out = _copy(obj)
-    spec = _dict_at(out, "spec")
+    out = dict(obj)
+    spec = _own(out, "spec")
     if spec is not None:
         ref = spec.pop("priorityClassRef", None)
         source = _SOURCE_OF_REF.get(_group_kind(ref))
@@ -158,13 +177,25 @@ def workload_down(obj: Obj) -> Obj:
         # v1beta1's schema default, which the API server would add on the way out anyway.
         spec["priorityClassSource"] = source or ""
         spec.pop("preemptionGates", None)
-        for pod_set in _each(spec.get("podSets")):
-            _drop(_dict_at(pod_set, "topologyRequest"), "podsetSliceRequiredTopologyConstraints")
-    status = _dict_at(out, "status")
+        if any(_has_slice_constraints(p) for p in _each(spec.get("podSets"))):
+            _edit_each(spec, "podSets", _drop_slice_constraints)
+    status = _own(out, "status")
     _rename(status, "accumulatedPastExecutionTimeSeconds", "accumulatedPastExexcutionTimeSeconds")
     _drop(status, "preemptionGates")
     _map_topology_assignments(status, topology.unpack)
     return out
+
+
+_SLICE_CONSTRAINTS = "podsetSliceRequiredTopologyConstraints"
+
+
+def _has_slice_constraints(pod_set: dict[str, Any]) -> bool:
+    request = pod_set.get("topologyRequest")
+    return isinstance(request, dict) and _SLICE_CONSTRAINTS in request
+
+
+def _drop_slice_constraints(pod_set: dict[str, Any]) -> None:
+    _drop(_own(pod_set, "topologyRequest"), _SLICE_CONSTRAINTS)
 
 
 def _group_kind(ref: Any) -> tuple[str, str]:
@@ -176,10 +207,17 @@ def _group_kind(ref: Any) -> tuple[str, str]:
 def _map_topology_assignments(
     status: dict[str, Any] | None, convert: Callable[[dict[str, Any]], dict[str, Any]]
 ) -> None:
-    for assignment in _each((_dict_at(status, "admission") or {}).get("podSetAssignments")):
-        placed = assignment.get("topologyAssignment")
-        if isinstance(placed, dict):
-            assignment["topologyAssignment"] = convert(placed)
+    admission = _dict_at(status, "admission")
+    assignments = _each((admission or {}).get("podSetAssignments"))
+    if not any(isinstance(a.get("topologyAssignment"), dict) for a in assignments):
+        return
+
+    def placed(assignment: dict[str, Any]) -> None:
+        topology_assignment = assignment.get("topologyAssignment")
+        if isinstance(topology_assignment, dict):
+            assignment["topologyAssignment"] = convert(topology_assignment)
+
+    _edit_each(_own(status, "admission"), "podSetAssignments", placed)
 
 
 # --- AdmissionCheck --------------------------------------------------------------------------
@@ -188,14 +226,14 @@ RETRY_DELAY_MINUTES_DEFAULT = 15
 
 
 def admission_check_up(obj: Obj) -> Obj:
-    out = _copy(obj)
-    _drop(_dict_at(out, "spec"), "retryDelayMinutes")
+    out = dict(obj)
+    _drop(_own(out, "spec"), "retryDelayMinutes")
     return out
 
 
 def admission_check_down(obj: Obj) -> Obj:
-    out = _copy(obj)
-    spec = _dict_at(out, "spec")
+    out = dict(obj)
+    spec = _own(out, "spec")
     # v1beta1's schema default, which the API server would add on the way out anyway.
     if spec is not None:
         spec.setdefault("retryDelayMinutes", RETRY_DELAY_MINUTES_DEFAULT)
@@ -203,7 +241,34 @@ def admission_check_down(obj: Obj) -> Obj:
 
 
 def same(obj: Obj) -> Obj:
-    return _copy(obj)
+    return dict(obj)
+
+
+# --- v1beta1 schema defaults -----------------------------------------------------------------
+
+
+def _with_spec_default(obj: Obj, field: str, value: Any) -> Obj:
+    spec = obj.get("spec")
+    if not isinstance(spec, dict) or field in spec:
+        return obj
+    return {**obj, "spec": {**spec, field: value}}
+
+
+def workload_defaulted(obj: Obj) -> Obj:
+    return _with_spec_default(obj, "priorityClassSource", "")
+
+
+def admission_check_defaulted(obj: Obj) -> Obj:
+    return _with_spec_default(obj, "retryDelayMinutes", RETRY_DELAY_MINUTES_DEFAULT)
+
+
+# kind -> the v1beta1 object (not mutated) with the defaults its v1beta2 -> v1beta1 mapping
+# fills in: the API server defaults a v1beta1 request before converting it, so a field left
+# out that way is no field to keep.
+V1BETA1_DEFAULTS: dict[str, Mapping] = {
+    "Workload": workload_defaulted,
+    "AdmissionCheck": admission_check_defaulted,
+}
 
 
 # kind -> (v1beta1 -> v1beta2, v1beta2 -> v1beta1)
