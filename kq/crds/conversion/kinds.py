@@ -63,11 +63,10 @@ def _own(parent: dict[str, Any] | None, key: str) -> dict[str, Any] | None:
     """``parent[key]``, if a dict, replaced by a shallow copy the caller may edit; ``parent``
     is one the caller owns. The mappings copy only what they change: every object here is a
     value nobody edits in place (the API server's store, a decoded answer)."""
-    child = parent.get(key) if parent is not None else None
-    if not isinstance(child, dict):
+    if parent is None or not isinstance(child := parent.get(key), dict):
         return None
     owned = dict(child)
-    parent[key] = owned  # type: ignore[index]
+    parent[key] = owned
     return owned
 
 
@@ -86,14 +85,13 @@ def _edit_each(
     parent: dict[str, Any] | None, key: str, edit: Callable[[dict[str, Any]], None]
 ) -> None:
     """``edit`` applied to a copy of each dict in the list ``parent[key]``, in a copied list."""
-    items = parent.get(key) if parent is not None else None
-    if not isinstance(items, list):
+    if parent is None or not isinstance(items := parent.get(key), list):
         return
     copied = [dict(item) if isinstance(item, dict) else item for item in items]
     for item in copied:
         if isinstance(item, dict):
             edit(item)
-    parent[key] = copied  # type: ignore[index]
+    parent[key] = copied
 
 
 # --- ClusterQueue and Cohort ---------------------------------------------------------------
