@@ -26,10 +26,6 @@ class ConversionError(ValueError):
     """An object kq cannot convert: not a kueue.x-k8s.io kind, or an unknown version."""
 
 
-def _as_is(obj: Obj) -> Obj:
-    return obj
-
-
 def convertible(group: str, kind: str) -> bool:
     """Whether ``convert`` handles this kind."""
     return group == GROUP and kind in kinds.MAPPINGS
@@ -48,8 +44,9 @@ def convert(obj: Mapping[str, Any], api_version: str) -> Obj:
         return dict(obj)
     forward, backward = mappings if source == V1BETA1 else mappings[::-1]
     stripped, record_version, entries = lossless.take_record(dict(obj))
-    if source == V1BETA1:
-        stripped = kinds.V1BETA1_DEFAULTS.get(kind, _as_is)(stripped)
+    defaulted = kinds.V1BETA1_DEFAULTS.get(kind) if source == V1BETA1 else None
+    if defaulted is not None:
+        stripped = defaulted(stripped)
     converted = {**forward(stripped), "apiVersion": api_version}
     if record_version == api_version:
         # Put back only what a client of this version cannot have changed since.

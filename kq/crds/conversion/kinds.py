@@ -47,14 +47,6 @@ _SOURCE_OF_REF = {ref: source for source, ref in _REF_OF_SOURCE.items()}
 _OLD_FUNGIBILITY = {"whenCanBorrow": "Borrow", "whenCanPreempt": "Preempt"}
 
 
-def _dict_at(obj: Any, *path: str) -> dict[str, Any] | None:
-    for key in path:
-        if not isinstance(obj, dict):
-            return None
-        obj = obj.get(key)
-    return obj if isinstance(obj, dict) else None
-
-
 def _each(items: Any) -> list[dict[str, Any]]:
     return [item for item in items if isinstance(item, dict)] if isinstance(items, list) else []
 
@@ -81,17 +73,25 @@ def _drop(parent: dict[str, Any] | None, *keys: str) -> None:
             parent.pop(key, None)
 
 
-def _edit_each(
-    parent: dict[str, Any] | None, key: str, edit: Callable[[dict[str, Any]], None]
+def _edit_where(
+    parent: dict[str, Any],
+    key: str,
+    wanted: Callable[[dict[str, Any]], bool],
+    edit: Callable[[dict[str, Any]], None],
 ) -> None:
-    """``edit`` applied to a copy of each dict in the list ``parent[key]``, in a copied list."""
-    if parent is None or not isinstance(items := parent.get(key), list):
+    """``edit`` applied to a copy of each dict of the list ``parent[key]`` that ``wanted``
+    picks; the list is copied only when one is."""
+    items = parent.get(key)
+    if not isinstance(items, list) or not any(wanted(item) for item in _each(items)):
         return
-    copied = [dict(item) if isinstance(item, dict) else item for item in items]
-    for item in copied:
-        if isinstance(item, dict):
-            edit(item)
-    parent[key] = copied
+    parent[key] = [_edited(item, edit) if isinstance(item, dict) and wanted(item) else item
+                   for item in items]  # fmt: skip
+
+
+def _edited(item: dict[str, Any], edit: Callable[[dict[str, Any]], None]) -> dict[str, Any]:
+    copied = dict(item)
+    edit(copied)
+    return copied
 
 
 # --- ClusterQueue and Cohort ---------------------------------------------------------------
@@ -175,8 +175,7 @@ def workload_down(obj: Obj) -> Obj:
         # v1beta1's schema default, which the API server would add on the way out anyway.
         spec["priorityClassSource"] = source or ""
         spec.pop("preemptionGates", None)
-        if any(_has_slice_constraints(p) for p in _each(spec.get("podSets"))):
-            _edit_each(spec, "podSets", _drop_slice_constraints)
+        _edit_where(spec, "podSets", _has_slice_constraints, _drop_slice_constraints)
     status = _own(out, "status")
     _rename(status, "accumulatedPastExecutionTimeSeconds", "accumulatedPastExexcutionTimeSeconds")
     _drop(status, "preemptionGates")
@@ -205,17 +204,16 @@ def _group_kind(ref: Any) -> tuple[str, str]:
 def _map_topology_assignments(
     status: dict[str, Any] | None, convert: Callable[[dict[str, Any]], dict[str, Any]]
 ) -> None:
-    admission = _dict_at(status, "admission")
-    assignments = _each((admission or {}).get("podSetAssignments"))
-    if not any(isinstance(a.get("topologyAssignment"), dict) for a in assignments):
-        return
+    def mapped(assignment: dict[str, Any]) -> None:
+        assignment["topologyAssignment"] = convert(assignment["topologyAssignment"])
 
-    def placed(assignment: dict[str, Any]) -> None:
-        topology_assignment = assignment.get("topologyAssignment")
-        if isinstance(topology_assignment, dict):
-            assignment["topologyAssignment"] = convert(topology_assignment)
+    admission = _own(status, "admission")
+    if admission is not None:
+        _edit_where(admission, "podSetAssignments", _placed, mapped)
 
-    _edit_each(_own(status, "admission"), "podSetAssignments", placed)
+
+def _placed(assignment: dict[str, Any]) -> bool:
+    return isinstance(assignment.get("topologyAssignment"), dict)
 
 
 # --- AdmissionCheck --------------------------------------------------------------------------
@@ -230,12 +228,8 @@ def admission_check_up(obj: Obj) -> Obj:
 
 
 def admission_check_down(obj: Obj) -> Obj:
-    out = dict(obj)
-    spec = _own(out, "spec")
     # v1beta1's schema default, which the API server would add on the way out anyway.
-    if spec is not None:
-        spec.setdefault("retryDelayMinutes", RETRY_DELAY_MINUTES_DEFAULT)
-    return out
+    return admission_check_defaulted(dict(obj))
 
 
 def same(obj: Obj) -> Obj:
