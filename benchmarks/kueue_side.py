@@ -13,6 +13,7 @@ own CPU profile (``go tool pprof``). ``explainedShare`` is the share of Workload
 why they wait (``QuotaReserved=False``) before their first admission.
 
     .venv/bin/python benchmarks/kueue_side.py --kueue-src DIR [--scale 0.2] [--rounds 2]
+        [--kq-requeue-period 1]   # kq paces parked workloads' retries as Kueue batches them
 """
 
 from __future__ import annotations
@@ -100,12 +101,23 @@ def runner_writes(run: dict[str, Any]) -> Counter[Key]:
     return out
 
 
-def one_round(controller: str, binary: Path | None, queues: list[QueueSpec]) -> dict[str, Any]:
+def one_round(
+    controller: str, binary: Path | None, queues: list[QueueSpec], requeue_period: float
+) -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as work, real_control_plane(Path(work)) as plane:
         profile = Path(work) / "cpu.pprof"
         argv = [str(binary), f"--cpuprofile={profile}"] if binary else None  # reads KUBECONFIG
         before = server_writes(plane)
-        run = asyncio.run(bench(plane.kubeconfig, [], queues, "b2", controller_argv=argv))
+        run = asyncio.run(
+            bench(
+                plane.kubeconfig,
+                [],
+                queues,
+                "b2",
+                controller_argv=argv,
+                requeue_period=0.0 if binary else requeue_period,
+            )
+        )
         served = server_writes(plane) - before
         core = schedule_seconds(binary, profile) if binary else run["controller"]["coreCpuS"]
     out = figures(controller, run, served)
@@ -194,14 +206,22 @@ def main() -> None:
     parser.add_argument("--config", default="baseline")
     parser.add_argument("--scale", type=float, default=0.2)
     parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument(
+        "--kq-requeue-period",
+        type=float,
+        default=0.0,
+        help="kq retries parked workloads at most this often, s (Kueue batches them by 1 s)",
+    )
     args = parser.parse_args()
     binary = build_kueue(args.kueue_src)
     queues = load_config(HERE / "configs" / args.config / "generator.yaml", args.scale)
     rounds = []
-    print(f"B2 side by side, --scale {args.scale}; {load()} at the start")
+    paced = f"kq's retries of parked workloads paced by {args.kq_requeue_period:g} s"
+    print(f"B2 side by side, --scale {args.scale}, {paced}; {load()} at the start")
     for i in range(args.rounds):
         for controller in ("kq", "kueue"):
-            result = one_round(controller, binary if controller == "kueue" else None, queues)
+            kueue = binary if controller == "kueue" else None
+            result = one_round(controller, kueue, queues, args.kq_requeue_period)
             rounds.append(result)
             per = result["workloadStatusWrites"]
             print(f"round {i + 1} {controller}: wall {result['wallS']:.1f} s, {per:.2f} per adm.")

@@ -55,7 +55,11 @@ async def sample(samples: list[tuple[float, float, int]], pending: Callable[[], 
 
 
 async def run(
-    kubeconfig: Path, settings: ClientSettings, stats: Path, fair_sharing: bool = False
+    kubeconfig: Path,
+    settings: ClientSettings,
+    stats: Path,
+    fair_sharing: bool = False,
+    requeue_period: float = 0.0,
 ) -> None:
     cycles: list[float] = []
     heads: list[int] = []
@@ -74,7 +78,9 @@ async def run(
 
     async with await KubeClient.connect(kubeconfig, settings) as client:
         strategies = FairSharing().preemption_strategies if fair_sharing else None
-        plugins = load_admission_plugins(build_plugin_manager(PluginsConfig()), strategies)
+        plugins = load_admission_plugins(
+            build_plugin_manager(PluginsConfig()), strategies, requeue_period=requeue_period
+        )
         controller = AdmissionController(
             client, event_namespace="default", on_cycle=on_cycle, plugins=plugins
         )
@@ -133,13 +139,14 @@ def main() -> None:
     parser.add_argument("--stats", type=Path, required=True)
     parser.add_argument("--profile", type=Path, help="write a cProfile dump here")
     parser.add_argument("--fair-sharing", action="store_true", help="fair sharing on")
+    parser.add_argument("--requeue-period", type=float, default=0.0, help="see kq.queue.pacing")
     args = parser.parse_args()
     configure_logging("warning", json=True)
     settings = ClientSettings(qps=args.qps, burst=args.burst)
     profiler = cProfile.Profile() if args.profile else None
     if profiler is not None:
         profiler.enable()
-    asyncio.run(run(args.kubeconfig, settings, args.stats, args.fair_sharing))
+    asyncio.run(run(args.kubeconfig, settings, args.stats, args.fair_sharing, args.requeue_period))
     if profiler is not None:
         profiler.disable()
         profiler.dump_stats(args.profile)

@@ -274,9 +274,11 @@ async def bench(
     profile: Path | None = None,
     fair_sharing: bool = False,
     controller_argv: list[str] | None = None,
+    requeue_period: float = 0.0,
 ) -> dict[str, Any]:
     """``controller_argv``: another controller than kq's (Kueue's minimalkueue), which gets
-    the kubeconfig in ``KUBECONFIG``, writes no figures, and leaves evictions to the runner."""
+    the kubeconfig in ``KUBECONFIG``, writes no figures, and leaves evictions to the runner;
+    ``requeue_period``: kq's pacing of parked workloads' retries (``kq.queue.pacing``)."""
     qps, burst = MODES[mode]
     async with await KubeClient.connect(kubeconfig, RUNNER) as client:
         patch_rate = await raw_patch_rate(client)
@@ -307,6 +309,7 @@ async def bench(
                     str(stats_path),
                     *(["--profile", str(profile)] if profile else []),
                     *(["--fair-sharing"] if fair_sharing else []),
+                    *(["--requeue-period", str(requeue_period)] if requeue_period else []),
                 ],
                 env={**os.environ, "KUBECONFIG": str(kubeconfig)},
             )
@@ -389,6 +392,12 @@ def main(argv: list[str]) -> None:
     parser.add_argument("--profile-server", type=Path, help="cProfile the API server into this")
     parser.add_argument("--timeline", type=Path, help="write each Workload's record here (JSON)")
     parser.add_argument("--fair-sharing", action="store_true", help="the controller shares fairly")
+    parser.add_argument(
+        "--requeue-period",
+        type=float,
+        default=0.0,
+        help="retry parked workloads at most this often, s (Kueue's batching: 1)",
+    )
     parser.add_argument("--json", type=Path, help="also write the figures to this file")
     parser.add_argument("--compare", metavar="REF", help="git revision to compare against")
     parser.add_argument("--rounds", type=int, default=3, help="interleaved rounds (--compare)")
@@ -399,6 +408,8 @@ def main(argv: list[str]) -> None:
         forwarded = ["--mode", args.mode, "--config", args.config, "--scale", str(args.scale)]
         forwarded += [a for a in ("--real", "--fair-sharing")
                    if getattr(args, a[2:].replace("-", "_"))]  # fmt: skip
+        if args.requeue_period:  # a revision from before the flag runs without it
+            forwarded += ["--requeue-period", str(args.requeue_period)]
         compare("benchmarks/scheduler_perf.py", forwarded, args.compare, args.rounds, figures)
         return
     folder = HERE / "configs" / args.config
@@ -408,7 +419,15 @@ def main(argv: list[str]) -> None:
     before = load()
     with _server(args) as (kubeconfig, pids):
         run = asyncio.run(
-            bench(kubeconfig, pids, queues, args.mode, args.profile, args.fair_sharing)
+            bench(
+                kubeconfig,
+                pids,
+                queues,
+                args.mode,
+                args.profile,
+                args.fair_sharing,
+                requeue_period=args.requeue_period,
+            )
         )
     summary = {**summarize(run), "server": {**run["server"], "real": args.real}}
     summary["loadBefore"], summary["loadAfter"] = before, load()

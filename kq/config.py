@@ -32,6 +32,11 @@ class PluginsConfig:
     enabled: tuple[str, ...] | None = None
 
 
+LONG_REQUEUE_GATE = "SchedulerLongRequeueInterval"
+LONG_REQUEUE_PERIOD_S = 10.0
+"""Kueue's requeue batch period under that gate (1 s without it; kq retries at once then)."""
+
+
 @dataclass(frozen=True)
 class RequeuingStrategy:
     timestamp: str = "Eviction"
@@ -173,6 +178,12 @@ class KqConfig:
 
     def workers(self, group_kind: str, default: int = 4) -> int:
         return self.group_kind_concurrency.get(group_kind, default)
+
+    @property
+    def requeue_period(self) -> float:
+        """Seconds between retries of a ClusterQueue's parked workloads (``kq.queue.pacing``):
+        Kueue's long interval with its gate ``SchedulerLongRequeueInterval``, else at once."""
+        return LONG_REQUEUE_PERIOD_S if self.feature_gates.get(LONG_REQUEUE_GATE) else 0.0
 
     @property
     def lease_namespace(self) -> str:

@@ -163,7 +163,12 @@ HONOURED_GATES = {
     "PrioritizePreemptorWorkloads": True,
 }
 # Gates kq honours at either value.
-SWITCHABLE_GATES = {"DisableWaitForPodsReady", "AdmissionFairSharing", "PriorityBoost"}
+SWITCHABLE_GATES = {
+    "DisableWaitForPodsReady",
+    "AdmissionFairSharing",
+    "PriorityBoost",
+    "SchedulerLongRequeueInterval",
+}
 
 
 def _feature_gates(raw: object) -> dict[str, bool]:

@@ -225,12 +225,14 @@ class AdmissionController:
                 # Bounded, so a lost-then-regained leadership is noticed without an event.
                 # asyncio.timeout, not wait_for: on Python 3.11 wait_for drops a cancel that
                 # arrives as the event is set, and the controller would never stop.
-                async with asyncio.timeout(LEADER_POLL_S):
+                async with asyncio.timeout(self._poll_s()):
                     await self._wake.wait()
             except TimeoutError:
                 self._sync_queue_status()
-                if self.feed.scheduler.queues.has_words_to_tell():
-                    self._wake.set()  # a quiet queue's parked shape: its words come due
+                queues = self.feed.scheduler.queues
+                due = queues.requeue_due()
+                if queues.has_words_to_tell() or (due is not None and due <= time.time()):
+                    self._wake.set()  # a quiet queue's parked shape: its words or retry due
                 continue
             self._wake.clear()
             self.decisions.forget_delivered()
@@ -242,6 +244,8 @@ class AdmissionController:
             if self._block and self.feed.not_ready:
                 # blockAdmission: nothing new starts while an admitted workload's pods are not
                 # ready; the PodsReady (or eviction) event of the last one wakes us again.
+                # Retries due meanwhile are carried out, or the wait for them would spin.
+                self.feed.scheduler.queues.take_requeues(time.time())
                 continue
             started, cpu = time.perf_counter(), time.thread_time()
             now = time.time()
@@ -257,6 +261,13 @@ class AdmissionController:
                 self._wake.set()
             # Let informer events and write completions in before the next cycle.
             await asyncio.sleep(0)
+
+    def _poll_s(self) -> float:
+        """How long to wait for an event: a paced retry due sooner shortens it."""
+        due = self.feed.scheduler.queues.requeue_due()
+        if due is None:
+            return LEADER_POLL_S
+        return min(LEADER_POLL_S, max(0.0, due - time.time()))
 
     def _sync_queue_status(self) -> None:
         """At most every ``QUEUE_STATUS_PERIOD_S``, in the background: a burst of cycles moves

@@ -51,7 +51,7 @@ class CoreFeed:
         """``eviction_timestamp``: a Workload evicted for PodsReady or a check queues by its
         eviction time (waitForPodsReady ``requeuingStrategy.timestamp: Eviction``)."""
         self.cache = Cache()
-        self.queues = QueueManager(plugins.strategies, eviction_timestamp)
+        self.queues = QueueManager(plugins.strategies, eviction_timestamp, plugins.requeue_period)
         self.not_ready: set[str] = set()
         """Admitted workloads whose pods are not ready yet (waitForPodsReady blockAdmission)."""
         self.scheduler = Scheduler(self.cache, self.queues, plugins, observers)

@@ -28,6 +28,7 @@ def register_admission(
         pm,
         config.fair_sharing.strategies_if_enabled(),
         config.feature_gates.get("PriorityBoost", False),
+        config.requeue_period,
     )
     observers = load_observers(pm)
     pods_ready = config.wait_for_pods_ready

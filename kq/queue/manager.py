@@ -8,6 +8,7 @@ from kq.api.localqueue import LocalQueue
 from kq.api.workload import Workload
 from kq.queue.cluster_queue import PendingQueue, Words
 from kq.queue.order import Ordered, QueueOrder
+from kq.queue.pacing import RequeuePacer
 from kq.queue.requeue import RequeueReason
 from kq.queue.strategy import QueueingStrategy
 from kq.workload.info import WorkloadInfo, new_info
@@ -17,9 +18,15 @@ class QueueManager:
     """Owns every pending workload; the scheduler pops heads and hands them back."""
 
     def __init__(
-        self, strategies: Mapping[str, QueueingStrategy], eviction_timestamp: bool = True
+        self,
+        strategies: Mapping[str, QueueingStrategy],
+        eviction_timestamp: bool = True,
+        requeue_period: float = 0.0,
     ) -> None:
+        """``requeue_period``: retry a ClusterQueue's parked workloads at most this often
+        (seconds; see ``kq.queue.pacing``), 0 for at once."""
         self._strategies = strategies
+        self._pacer = RequeuePacer(requeue_period) if requeue_period > 0 else None
         self._eviction_timestamp = eviction_timestamp
         self.local_queues: dict[str, LocalQueue] = {}
         self.queues: dict[str, PendingQueue] = {}
@@ -50,6 +57,8 @@ class QueueManager:
             queue.requeue_inadmissible()
 
     def delete_cluster_queue(self, name: str) -> None:
+        if self._pacer is not None:
+            self._pacer.forget(name)
         queue = self.queues.pop(name, None)
         if queue is not None:
             for info in queue.unordered():  # already out of self.queues: _forget leaves it be
@@ -167,14 +176,29 @@ class QueueManager:
         if cq is not None and cq in self.queues:
             self.queues[cq].done(key)
 
-    def requeue_inadmissible(self, cluster_queues: Iterable[str]) -> int:
-        """A cluster event may let parked workloads fit: move them back to their heaps."""
-        queues, moved = self.queues, 0
-        for name in cluster_queues:  # a loop, not sum(generator): once per quota release
+    def requeue_inadmissible(self, cluster_queues: Iterable[str]) -> None:
+        """A cluster event may let parked workloads fit: move them back to their heaps, at
+        once or, paced, when ``take_requeues`` finds their period over."""
+        if self._pacer is None:
+            self._requeue(cluster_queues)
+        else:
+            self._pacer.ask(cluster_queues)
+
+    def take_requeues(self, now: float) -> None:
+        """Carry out the paced retries that are due (the scheduler, before each cycle)."""
+        if self._pacer is not None:
+            self._requeue(self._pacer.take(now))
+
+    def requeue_due(self) -> float | None:
+        """When a paced retry waits to run: the runtime's wake-up time."""
+        return None if self._pacer is None else self._pacer.next_due()
+
+    def _requeue(self, cluster_queues: Iterable[str]) -> None:
+        queues = self.queues
+        for name in cluster_queues:
             queue = queues.get(name)
             if queue is not None:
-                moved += queue.requeue_inadmissible()
-        return moved
+                queue.requeue_inadmissible()
 
     # -- status numbers ------------------------------------------------------------------
 

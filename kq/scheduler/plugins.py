@@ -39,6 +39,8 @@ class AdmissionPlugins:
     """``kq_admission_terms``, when a plugin implements it: how a head may be admitted."""
     priority_boost: bool = False
     """Feature gate ``PriorityBoost``: Workloads' ``kueue.x-k8s.io/priority-boost`` counts."""
+    requeue_period: float = 0.0
+    """Seconds between retries of a ClusterQueue's parked workloads (``kq.queue.pacing``)."""
 
     def order_for(self, cq: ClusterQueue) -> QueueOrder | None:
         return None if self.queue_order is None else self.queue_order(cq)
@@ -123,9 +125,11 @@ def load_admission_plugins(
     pm: pluggy.PluginManager,
     fair_sharing: tuple[str, ...] | None = None,
     priority_boost: bool = False,
+    requeue_period: float = 0.0,
 ) -> AdmissionPlugins:
     """Collect the registered classes, instantiate each once, and wire the veto hook;
-    ``priority_boost``: the ``PriorityBoost`` gate, which the core's inputs follow."""
+    ``priority_boost``: the ``PriorityBoost`` gate, which the core's inputs follow;
+    ``requeue_period``: see ``AdmissionPlugins``."""
     strategies = collect_registrations(
         pm, "kq_register_queueing_strategies", _named("queueing strategy")
     )
@@ -155,4 +159,5 @@ def load_admission_plugins(
         fair_sharing=fair_sharing,
         queue_order=queue_order,
         priority_boost=priority_boost,
+        requeue_period=requeue_period,
     )

@@ -47,6 +47,7 @@ class Scheduler:
 
     def run_cycle(self, now: float) -> CycleResult:
         """One cycle; ``now`` stamps the assumed ``QuotaReserved`` condition."""
+        self.queues.take_requeues(now)
         snapshot = self.cache.snapshot()
         snapshot.fair_sharing = self.plugins.fair_sharing
         heads = self.queues.heads(snapshot.cluster_queues.keys())

@@ -98,6 +98,7 @@ class Engine:
         self._reasons: dict[str, set[str]] = {}
         self.loop: PreemptionLoop | None = None
         """Set when the run stopped on a preemption loop."""
+        self._requeue_wake: float | None = None
 
     def _push(self, at: float, kind: int, key: str, admission: int) -> None:
         self._sequence += 1
@@ -129,12 +130,21 @@ class Engine:
             self._apply_due(now)
             self._cycles_at(now)
             self.listener.settled(now)
+            self._wake_for_requeues(now)
             if self.loop is not None:
                 return now
             following = self._next_at()
             if following is None or (until is not None and following > until):
                 return now
             now = following
+
+    def _wake_for_requeues(self, now: float) -> None:
+        """An instant for the paced retries of parked workloads that wait (``kq.queue.pacing``),
+        as the controller wakes for them."""
+        due = self.scheduler.queues.requeue_due()
+        if due is not None and max(due, now) != self._requeue_wake:
+            self._requeue_wake = max(due, now)
+            self.wake_at(self._requeue_wake, _nothing)
 
     def _next_at(self) -> float | None:
         """When the next event is due; ``None`` when none is left."""
@@ -233,3 +243,7 @@ class Engine:
     def pending(self) -> list[str]:
         """Workloads that arrived and hold no quota (left pending at the end)."""
         return sorted(self.arrived - self.running - self.done)
+
+
+def _nothing(now: float) -> None:
+    """A wake whose only work is the cycle it brings."""

@@ -157,7 +157,8 @@ def load_plugins(config: KqConfig) -> tuple[AdmissionPlugins, Any]:
     pm = build_plugin_manager(config.plugins)
     pm.hook.kq_configure.call_historic(kwargs={"config": config})
     boost = config.feature_gates.get("PriorityBoost", False)
-    return load_admission_plugins(pm, config.fair_sharing.strategies_if_enabled(), boost), pm
+    strategies = config.fair_sharing.strategies_if_enabled()
+    return load_admission_plugins(pm, strategies, boost, config.requeue_period), pm
 
 
 def build_core(setup: Setup, model: Model) -> Core:
@@ -169,7 +170,7 @@ def build_core(setup: Setup, model: Model) -> Core:
         "Eviction"
     )
     cache = Cache()
-    queues = QueueManager(plugins.strategies, eviction_timestamp)
+    queues = QueueManager(plugins.strategies, eviction_timestamp, plugins.requeue_period)
     scheduler = Scheduler(cache, queues, plugins, load_observers(pm))
     for flavor in model.flavors.values():
         cache.set_flavor(flavor)

@@ -210,7 +210,8 @@ def test_a_shape_that_fails_parks_its_equals_but_not_other_shapes() -> None:
     assert queue.parked_count() == 4
     assert queue.untried_count() == 0
     assert queues.pending_count("cq") == 5
-    assert queues.requeue_inadmissible(["cq"]) == 4
+    queues.requeue_inadmissible(["cq"])
+    assert queue.parked_count() == 0
     assert drain(queues) == ["w0", "w1", "w3", "late"]
 
 

@@ -149,3 +149,18 @@ def test_a_pod_that_requests_nothing_is_admitted_beside_a_full_queue(tmp_path: P
     records = run_files(setup, trace).recorder.workloads
     assert records["default/nothing"].first_admission == 1
     assert records["default/nothing"].finished == 6
+
+
+def test_long_requeue_interval_paces_retries_of_parked_workloads(tmp_path: Path) -> None:
+    setup = write_setup(tmp_path / "s.yaml", FLAVOR, cluster_queue("cq", 4), local_queue("cq"))
+    trace = write_trace(
+        tmp_path / "t.yaml",
+        [job("a", 0, "cq", 2, 5), job("b", 0, "cq", 2, 6), job("c", 1, "cq", 4, 1)],
+    )
+    config = tmp_path / "config.yaml"
+    config.write_text("featureGates:\n  SchedulerLongRequeueInterval: true\n")
+    # c parks at 1. a's release at 5 retries it at once (too little room yet); b's at 6
+    # waits out the 10 s since that retry, as Kueue's gate has it.
+    paced = run_files(setup, trace, config).recorder.workloads["default/c"]
+    assert paced.first_admission == 15
+    assert run_files(setup, trace).recorder.workloads["default/c"].first_admission == 6

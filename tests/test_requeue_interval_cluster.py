@@ -1,0 +1,62 @@
+"""Kueue's gate ``SchedulerLongRequeueInterval`` through ``kq run`` and HTTP, on both backends:
+parked workloads of a ClusterQueue are retried at most once per 10 s (``kq.queue.pacing``)."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from pathlib import Path
+
+import pytest
+
+from kq.runtime.client import KubeClient
+from tests.controllers.helpers import (
+    admitted,
+    apply,
+    cluster_queue,
+    condition,
+    eventually,
+    finish,
+    flavor,
+    get_workload,
+    local_queue,
+    namespace,
+    suffix,
+    workload,
+    workload_until,
+)
+from tests.harness import Cluster
+from tests.kqrun import kq_run
+
+pytestmark = pytest.mark.slow
+GATE = "featureGates:\n  SchedulerLongRequeueInterval: true\n"
+
+
+async def test_a_release_soon_after_a_retry_waits_for_the_interval(
+    cluster: Cluster, client: KubeClient, tmp_path: Path
+) -> None:
+    cache, s = tmp_path / "cache", suffix()
+    ns, rf, cq = f"paced-{s}", f"rf-{s}", f"cq-{s}"
+    apply(cluster, cache, namespace(ns), flavor(rf), cluster_queue(cq, rf, "cpu", 4),
+          local_queue(ns, "lq", cq))  # fmt: skip
+    four: dict[str, str | int] = {"cpu": 4}
+    started = time.monotonic()
+    # The controller's start retries the new ClusterQueue's (empty) parked set: the 10 s
+    # interval runs from then.
+    with kq_run(cluster, tmp_path / "run", ns, extra_config=GATE):
+        apply(cluster, cache, workload(ns, "holder", "lq", four))
+        await eventually(lambda: admitted(client, ns, "holder"), "holder admitted")
+        apply(cluster, cache, workload(ns, "next", "lq", four))
+        await workload_until(
+            client, ns, "next", "next tried and parked",
+            lambda obj: (c := condition(obj, "QuotaReserved")) is not None
+            and c["status"] == "False",
+        )  # fmt: skip
+        await finish(client, ns, "holder")
+        released = time.monotonic()
+        assert released - started < 7, "setup too slow for the interval to be observed"
+        await asyncio.sleep(2)
+        # Without the gate "next" is admitted within a cycle of the release.
+        assert condition(await get_workload(client, ns, "next"), "Admitted") is None
+        await eventually(lambda: admitted(client, ns, "next"), "next admitted")
+        assert time.monotonic() - started >= 9.5
