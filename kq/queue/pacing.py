@@ -30,7 +30,7 @@ class RequeuePacer:
         if not self._waiting:
             return []
         last, period = self._last, self.period
-        ready = [name for name in self._waiting if last.get(name, now - period) + period <= now]
+        ready = [name for name in self._waiting if name not in last or last[name] + period <= now]
         for name in ready:
             last[name] = now
         self._waiting.difference_update(ready)
