@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from compare import load
-from perf_report import time_to_admission
+from perf_report import preemptions, show_preemptions, time_to_admission
 from scheduler_perf import HERE, PROBE_PATCHES, QueueSpec, bench, load_config
 
 sys.path.insert(0, str(HERE.parent))
@@ -170,6 +170,7 @@ def figures(controller: str, run: dict[str, Any], served: Counter[Key]) -> dict[
         "eventWrites": events / max(1, admissions),
         "allWrites": sum(n for n in ours.values() if n > 0) / max(1, admissions),
         "writes": {f"{v} {r}": n for (v, r), n in sorted(ours.items()) if n > 0},
+        "preemptions": preemptions(run),
         **_per_class(run),
     }
 
@@ -198,6 +199,8 @@ def report(rounds: list[dict[str, Any]]) -> None:
         print(f"{r['controller']}: controller writes by verb and resource: {r['writes']}")
         if r["byPurpose"]:
             print(f"  Workload status writes by purpose: {r['byPurpose']}")
+        print("  evictions by victim, preemptor and reason:")
+        show_preemptions(r["preemptions"])
 
 
 def main() -> None:

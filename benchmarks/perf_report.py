@@ -34,6 +34,7 @@ def summarize(run: Mapping[str, Any]) -> Object:
         "admissions": admissions,
         "rawPatchRate": run["rawPatchRate"],
         "timeToAdmissionMs": time_to_admission(records),
+        "preemptions": preemptions(run),
         **_usage(run),
         "writes": _writes(ctl, per),
         "cycles": _cycles(ctl),
@@ -63,6 +64,19 @@ def time_to_admission(records: Mapping[str, Record]) -> Object:
             "evictions": sum(r.evictions for r in rs),
         }
     return classes
+
+
+def preemptions(run: Mapping[str, Any]) -> list[Object]:
+    """Evictions by victim's class, Preempted reason and preemptor's class, most first."""
+    return [
+        {"victim": victim, "reason": reason, "preemptor": by, "count": n}
+        for (victim, reason, by), n in run["preemptions"].most_common()
+    ]
+
+
+def show_preemptions(rows: list[Object]) -> None:
+    for row in rows:
+        print(f"  {row['count']:6d}  {row['victim']:7s} by {row['preemptor']:7s} {row['reason']}")
 
 
 def _usage(run: Mapping[str, Any]) -> Object:
@@ -177,6 +191,8 @@ def show(f: Mapping[str, Any]) -> None:
             f"p90 {c['p90']:7.0f}  p99 {c['p99']:7.0f}  | observed mean "
             f"{c['observedMean'] or 0:7.0f} ms  evictions {c['evictions']}"
         )
+    print("evictions by victim, preemptor and reason:")
+    show_preemptions(f["preemptions"])
     measure = "(Kueue's measure: status.flavorsUsage)"
     print(f"ClusterQueue CPU usage    {f['cqUsagePct']:8.1f} % of nominal {measure}")
     held = "(admission to Finished, as the runner saw it)"

@@ -5,6 +5,7 @@ runtime later; integrates each ClusterQueue's admitted CPU over time."""
 from __future__ import annotations
 
 import asyncio
+import re
 import sys
 import time
 from collections import Counter, defaultdict
@@ -21,6 +22,7 @@ from kq.runtime.store import Change
 
 Object = dict[str, Any]
 PROGRESS_PERIOD_S = 60.0
+_PREEMPTOR_UID = re.compile(r"\(UID: ([^,)]+)")
 
 
 def condition(obj: Object, type_: str) -> Object | None:
@@ -99,6 +101,10 @@ class Runner:
         self.explained: set[str] = set()
         """Workloads that said why they wait (``QuotaReserved=False``) before first admitted."""
         self.records: dict[str, Record] = {}
+        self._class_of_uid: dict[str, str] = {}
+        self.preemptions: Counter[tuple[str, str, str]] = Counter()
+        """Evictions by (victim's class, Preempted reason, preemptor's class): where two
+        controllers' eviction counts differ."""
         self.usage = Usage()
         self.status_usage = Usage()
         self.informer = Informer(client, WORKLOADS)
@@ -122,6 +128,7 @@ class Runner:
         now = time.time()
         if record.created is None:
             record.created = stamp(obj["metadata"]["creationTimestamp"])
+            self._class_of_uid[obj["metadata"]["uid"]] = record.class_name
         finished = is_true(obj, "Finished")
         holds = not finished and (obj.get("status") or {}).get("admission") is not None
         if holds != record.holds:
@@ -133,6 +140,7 @@ class Runner:
         evicted = is_true(obj, "Evicted")
         if evicted and not record.evicted:
             record.evictions += 1
+            self._count_preemption(record, obj)
         record.evicted = evicted
         if evicted and holds and self.complete_evictions and key not in self._releasing:
             self._releasing.add(key)
@@ -151,6 +159,13 @@ class Runner:
             self.finished += 1
             if self.finished == self.expected:
                 self.done.set()
+
+    def _count_preemption(self, record: Record, obj: Object) -> None:
+        preempted = condition(obj, "Preempted") or {}
+        reason = preempted.get("reason", "") if preempted.get("status") == "True" else ""
+        found = _PREEMPTOR_UID.search(preempted.get("message", ""))
+        by = self._class_of_uid.get(found.group(1), "?") if found else "-"
+        self.preemptions[record.class_name, reason or "not preempted", by] += 1
 
     def queue_changed(self, change: Change) -> None:
         name = change.obj["metadata"]["name"]

@@ -360,6 +360,7 @@ async def bench(
         "generatedS": generated - started,
         "makespanS": ended - started,
         "records": runner.records,
+        "preemptions": runner.preemptions,
         "usage": runner.usage,
         "statusUsage": runner.status_usage,
         "queues": queues,
