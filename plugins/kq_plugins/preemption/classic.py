@@ -79,15 +79,19 @@ class ClassicPreemption:
             return fair.fair_targets(
                 snapshot, cq, usage, fair_candidates, snapshot.fair_sharing, frozenset(needed)
             )
-        candidates = self._candidates(snapshot, cq, preemptor, usage, needed)
-        if not candidates:
-            return ()
         policy = cq.spec.preemption
-        cross = [c for c in candidates if c.variant is not Variant.WITHIN_CLUSTER_QUEUE]
-        hierarchical = any(c.variant is Variant.HIERARCHICAL for c in cross)
         borrow_forbidden = policy.borrow_within_cohort == "Never"
         at_nominal = any(snapshot.used(cq, fr) >= snapshot.nominal(cq, fr) for fr in needed)
-        if not cross or (borrow_forbidden and at_nominal):
+        # Then the only run allows borrowing, where a candidate that may only be reclaimed
+        # without borrowing is never valid: not collecting them spares a walk over every
+        # borrowing queue's workloads on each try of a queue at its nominal quota.
+        borrowing_only = borrow_forbidden and at_nominal
+        candidates = self._candidates(snapshot, cq, preemptor, usage, needed, borrowing_only)
+        if not candidates:
+            return ()
+        cross = [c for c in candidates if c.variant is not Variant.WITHIN_CLUSTER_QUEUE]
+        hierarchical = any(c.variant is Variant.HIERARCHICAL for c in cross)
+        if not cross or borrowing_only:
             runs: tuple[bool, ...] = (True,)
         elif borrow_forbidden and not hierarchical:
             runs = (False, True)
@@ -106,9 +110,10 @@ class ClassicPreemption:
         preemptor: WorkloadInfo,
         usage: Mapping[FlavorResource, int],
         needed: set[FlavorResource],
+        borrowing_only: bool,
     ) -> list[_Candidate]:
         """Upstream order: evicted before not, then hierarchy, priority, same-queue lists."""
-        collector = _Collector(snapshot, cq, preemptor, needed)
+        collector = _Collector(snapshot, cq, preemptor, needed, borrowing_only)
         same = collector.same_queue()
         hierarchy, priority = collector.cohort(usage)
         # Each key computed once; its first item says whether the candidate is not evicted.
@@ -175,7 +180,8 @@ def _valid(
 class _Collector:
     """Finds and classifies candidates for one preemptor (semantics §5.3)."""
 
-    __slots__ = ("cq", "needed", "policy", "preemptor", "snapshot")  # one per ask: no __dict__
+    # one per ask: no __dict__
+    __slots__ = ("borrowing_only", "cq", "needed", "policy", "preemptor", "snapshot")
 
     def __init__(
         self,
@@ -183,9 +189,13 @@ class _Collector:
         cq: ClusterQueueSnapshot,
         preemptor: WorkloadInfo,
         needed: set[FlavorResource],
+        borrowing_only: bool,
     ) -> None:
         self.snapshot, self.cq, self.preemptor, self.needed = snapshot, cq, preemptor, needed
         self.policy = cq.spec.preemption
+        self.borrowing_only = borrowing_only
+        """Only a run that allows borrowing follows, and borrowing within the cohort is
+        forbidden: candidates without a hierarchical advantage would all be invalid."""
 
     def same_queue(self) -> list[_Candidate]:
         policy = self.policy.within_cluster_queue
@@ -211,8 +221,11 @@ class _Collector:
         previous: QuotaNode | None = None
         ancestor: QuotaNode | None = node.parent
         while ancestor is not None:
-            target = hierarchy if advantage else priority
-            self._collect(ancestor, ancestor, previous, advantage, target)
+            if advantage or not self.borrowing_only:
+                target = hierarchy if advantage else priority
+                self._collect(ancestor, ancestor, previous, advantage, target)
+            if ancestor.parent is None:
+                break  # the root: no level above asks whether it fits
             fits, remaining = self._fit_in_quota(ancestor, remaining)
             advantage = advantage or fits
             previous, ancestor = ancestor, ancestor.parent
