@@ -13,7 +13,7 @@ own CPU profile (``go tool pprof``). ``explainedShare`` is the share of Workload
 why they wait (``QuotaReserved=False``) before their first admission.
 
     .venv/bin/python benchmarks/kueue_side.py --kueue-src DIR [--scale 0.2] [--rounds 2]
-        [--kq-requeue-period 1]   # kq paces parked workloads' retries as Kueue batches them
+        [--kq-requeue-period 0]   # kq retries at once (default: a second later, as Kueue)
 """
 
 from __future__ import annotations
@@ -102,7 +102,7 @@ def runner_writes(run: dict[str, Any]) -> Counter[Key]:
 
 
 def one_round(
-    controller: str, binary: Path | None, queues: list[QueueSpec], requeue_period: float
+    controller: str, binary: Path | None, queues: list[QueueSpec], requeue_period: float | None
 ) -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as work, real_control_plane(Path(work)) as plane:
         profile = Path(work) / "cpu.pprof"
@@ -115,7 +115,7 @@ def one_round(
                 queues,
                 "b2",
                 controller_argv=argv,
-                requeue_period=0.0 if binary else requeue_period,
+                requeue_period=None if binary else requeue_period,
             )
         )
         served = server_writes(plane) - before
@@ -212,14 +212,14 @@ def main() -> None:
     parser.add_argument(
         "--kq-requeue-period",
         type=float,
-        default=0.0,
-        help="kq retries parked workloads at most this often, s (Kueue batches them by 1 s)",
+        help="a retry of kq's parked workloads waits this long, s (default: kq's, 1 as Kueue's)",
     )
     args = parser.parse_args()
     binary = build_kueue(args.kueue_src)
     queues = load_config(HERE / "configs" / args.config / "generator.yaml", args.scale)
     rounds = []
-    paced = f"kq's retries of parked workloads paced by {args.kq_requeue_period:g} s"
+    period = args.kq_requeue_period
+    paced = "kq's default pacing" if period is None else f"kq's retries paced by {period:g} s"
     print(f"B2 side by side, --scale {args.scale}, {paced}; {load()} at the start")
     for i in range(args.rounds):
         for controller in ("kq", "kueue"):

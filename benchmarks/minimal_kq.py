@@ -24,7 +24,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from kq import heap
-from kq.config import FairSharing, PluginsConfig
+from kq.config import FairSharing, KqConfig, PluginsConfig
 from kq.controllers.admission import AdmissionController
 from kq.controllers.workloads import WorkloadLifecycle
 from kq.observability.logs import configure_logging
@@ -59,8 +59,9 @@ async def run(
     settings: ClientSettings,
     stats: Path,
     fair_sharing: bool = False,
-    requeue_period: float = 0.0,
+    requeue_period: float | None = None,
 ) -> None:
+    """``requeue_period``: kq's pacing of parked workloads' retries; ``None``: kq's default."""
     cycles: list[float] = []
     heads: list[int] = []
     pending: list[int] = []
@@ -79,7 +80,9 @@ async def run(
     async with await KubeClient.connect(kubeconfig, settings) as client:
         strategies = FairSharing().preemption_strategies if fair_sharing else None
         plugins = load_admission_plugins(
-            build_plugin_manager(PluginsConfig()), strategies, requeue_period=requeue_period
+            build_plugin_manager(PluginsConfig()),
+            strategies,
+            requeue_period=KqConfig().requeue_period if requeue_period is None else requeue_period,
         )
         controller = AdmissionController(
             client, event_namespace="default", on_cycle=on_cycle, plugins=plugins
@@ -139,7 +142,7 @@ def main() -> None:
     parser.add_argument("--stats", type=Path, required=True)
     parser.add_argument("--profile", type=Path, help="write a cProfile dump here")
     parser.add_argument("--fair-sharing", action="store_true", help="fair sharing on")
-    parser.add_argument("--requeue-period", type=float, default=0.0, help="see kq.queue.pacing")
+    parser.add_argument("--requeue-period", type=float, help="see kq.queue.pacing; kq's default")
     args = parser.parse_args()
     configure_logging("warning", json=True)
     settings = ClientSettings(qps=args.qps, burst=args.burst)

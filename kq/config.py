@@ -33,8 +33,10 @@ class PluginsConfig:
 
 
 LONG_REQUEUE_GATE = "SchedulerLongRequeueInterval"
+REQUEUE_PERIOD_S = 1.0
+"""Kueue's requeue batch period: how long a retry of parked workloads waits (seconds)."""
 LONG_REQUEUE_PERIOD_S = 10.0
-"""Kueue's requeue batch period under that gate (1 s without it; kq retries at once then)."""
+"""Kueue's requeue batch period under that gate."""
 
 
 @dataclass(frozen=True)
@@ -182,8 +184,10 @@ class KqConfig:
     @property
     def requeue_period(self) -> float:
         """Seconds between retries of a ClusterQueue's parked workloads (``kq.queue.pacing``):
-        Kueue's long interval with its gate ``SchedulerLongRequeueInterval``, else at once."""
-        return LONG_REQUEUE_PERIOD_S if self.feature_gates.get(LONG_REQUEUE_GATE) else 0.0
+        Kueue's, long with its gate ``SchedulerLongRequeueInterval``."""
+        return (
+            LONG_REQUEUE_PERIOD_S if self.feature_gates.get(LONG_REQUEUE_GATE) else REQUEUE_PERIOD_S
+        )
 
     @property
     def lease_namespace(self) -> str:

@@ -381,10 +381,10 @@ def test_v1beta1_pod_options_select_the_pods_kq_may_gate() -> None:
     assert parse_config({}).pod_options == PodOptions()
 
 
-def test_long_requeue_interval_gate_paces_retries_as_kueues_does() -> None:
+def test_retries_of_parked_workloads_are_paced_as_kueues_are() -> None:
     def period(gates: dict[str, bool]) -> float:
         return parse_config({"featureGates": gates}).requeue_period
 
     assert period({"SchedulerLongRequeueInterval": True}) == 10.0
-    assert period({"SchedulerLongRequeueInterval": False}) == 0.0
-    assert period({}) == 0.0
+    assert period({"SchedulerLongRequeueInterval": False}) == 1.0
+    assert period({}) == 1.0

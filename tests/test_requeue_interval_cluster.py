@@ -1,5 +1,5 @@
 """Kueue's gate ``SchedulerLongRequeueInterval`` through ``kq run`` and HTTP, on both backends:
-parked workloads of a ClusterQueue are retried at most once per 10 s (``kq.queue.pacing``)."""
+a retry of parked workloads waits 10 s instead of 1 s (``kq.queue.pacing``)."""
 
 from __future__ import annotations
 
@@ -32,7 +32,7 @@ pytestmark = pytest.mark.slow
 GATE = "featureGates:\n  SchedulerLongRequeueInterval: true\n"
 
 
-async def test_a_release_soon_after_a_retry_waits_for_the_interval(
+async def test_a_retry_after_a_release_waits_the_long_interval(
     cluster: Cluster, client: KubeClient, tmp_path: Path
 ) -> None:
     cache, s = tmp_path / "cache", suffix()
@@ -40,9 +40,6 @@ async def test_a_release_soon_after_a_retry_waits_for_the_interval(
     apply(cluster, cache, namespace(ns), flavor(rf), cluster_queue(cq, rf, "cpu", 4),
           local_queue(ns, "lq", cq))  # fmt: skip
     four: dict[str, str | int] = {"cpu": 4}
-    started = time.monotonic()
-    # The controller's start retries the new ClusterQueue's (empty) parked set: the 10 s
-    # interval runs from then.
     with kq_run(cluster, tmp_path / "run", ns, extra_config=GATE):
         apply(cluster, cache, workload(ns, "holder", "lq", four))
         await eventually(lambda: admitted(client, ns, "holder"), "holder admitted")
@@ -54,9 +51,8 @@ async def test_a_release_soon_after_a_retry_waits_for_the_interval(
         )  # fmt: skip
         await finish(client, ns, "holder")
         released = time.monotonic()
-        assert released - started < 7, "setup too slow for the interval to be observed"
         await asyncio.sleep(2)
-        # Without the gate "next" is admitted within a cycle of the release.
+        # Without the gate "next" is retried a second after the release.
         assert condition(await get_workload(client, ns, "next"), "Admitted") is None
         await eventually(lambda: admitted(client, ns, "next"), "next admitted")
-        assert time.monotonic() - started >= 9.5
+        assert time.monotonic() - released >= 9.5

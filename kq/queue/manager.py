@@ -181,8 +181,14 @@ class QueueManager:
         once or, paced, when ``take_requeues`` finds their period over."""
         if self._pacer is None:
             self._requeue(cluster_queues)
-        else:
-            self._pacer.ask(cluster_queues)
+            return
+        # A workload parked later was tried against a state with this event in it already.
+        queues = self.queues
+        self._pacer.ask(
+            name
+            for name in cluster_queues
+            if (q := queues.get(name)) is not None and q.parked_count()
+        )
 
     def take_requeues(self, now: float) -> None:
         """Carry out the paced retries that are due (the scheduler, before each cycle)."""

@@ -1,48 +1,55 @@
 """How often a ClusterQueue's parked workloads may be retried.
 
 Every quota release retries the parked workloads of its cohort tree. Under churn that is a
-try of every parked head per release, most of them failing again. Kueue batches these retries
-(one per second per cohort tree, ten with feature gate ``SchedulerLongRequeueInterval``); kq
-retries at once by default and, with a period, at most once per period per ClusterQueue: the
-first retry after a quiet period still happens at the next cycle, later ones wait for the
-period to end, all requests meanwhile folded into one.
+try of every parked head per release, most of them failing again, and a head that borrows
+takes what was freed before its owner's next workload arrives, which then reclaims it: an
+eviction. Kueue batches these retries: a retry waits one second (ten with feature gate
+``SchedulerLongRequeueInterval``) and every request meanwhile folds into it. kq retries at once
+by default and, with a period, as Kueue does: a retry's period starts at the first cycle
+after it is asked for.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 
+_NOW = float("-inf")
+
 
 class RequeuePacer:
-    """ClusterQueues whose retry is asked for, and when each may run next."""
+    """ClusterQueues whose retry is asked for, and when each runs."""
 
     def __init__(self, period: float) -> None:
         self.period = period
-        self._waiting: set[str] = set()
-        self._last: dict[str, float] = {}
-        """When each ClusterQueue's parked workloads were last retried."""
+        self._fresh: set[str] = set()
+        """Asked for since the last ``take``: their period starts there (the core has no clock
+        of its own; time comes in with each cycle)."""
+        self._due: dict[str, float] = {}
 
     def ask(self, cluster_queues: Iterable[str]) -> None:
-        self._waiting.update(cluster_queues)
+        due = self._due
+        self._fresh.update(name for name in cluster_queues if name not in due)
 
     def take(self, now: float) -> list[str]:
-        """The waiting ClusterQueues whose period has run out, stamped as retried ``now``."""
-        if not self._waiting:
-            return []
-        last, period = self._last, self.period
-        ready = [name for name in self._waiting if name not in last or last[name] + period <= now]
+        """The ClusterQueues whose retry is due ``now``; fresh requests start their period."""
+        due = self._due
+        if self._fresh:
+            end = now + self.period
+            for name in self._fresh:
+                due.setdefault(name, end)
+            self._fresh.clear()
+        ready = [name for name, at in due.items() if at <= now]
         for name in ready:
-            last[name] = now
-        self._waiting.difference_update(ready)
+            del due[name]
         return ready
 
     def next_due(self) -> float | None:
-        """When the earliest waiting retry may run; ``None`` if none waits."""
-        if not self._waiting:
-            return None
-        last, never = self._last, float("-inf")
-        return min(last.get(name, never) for name in self._waiting) + self.period
+        """When the earliest retry runs (``-inf``: a request waits for its period to start at
+        the next ``take``); ``None`` if none waits."""
+        if self._fresh:
+            return _NOW
+        return min(self._due.values()) if self._due else None
 
     def forget(self, cluster_queue: str) -> None:
-        self._waiting.discard(cluster_queue)
-        self._last.pop(cluster_queue, None)
+        self._fresh.discard(cluster_queue)
+        self._due.pop(cluster_queue, None)

@@ -1,5 +1,5 @@
-"""Paced retries of parked workloads (``kq.queue.pacing``): the first at once, later ones
-folded into one at the end of the period."""
+"""Paced retries of parked workloads (``kq.queue.pacing``): a retry waits a period, and the
+requests made meanwhile fold into it."""
 
 from __future__ import annotations
 
@@ -30,23 +30,25 @@ def park_one(queues: QueueManager, name: str) -> None:
     queues.requeue(head, RequeueReason.NO_FIT)
 
 
-def test_the_first_retry_runs_at_the_next_cycle_and_later_ones_wait_for_the_period() -> None:
+def test_a_retry_waits_for_the_period_and_requests_meanwhile_fold_into_it() -> None:
     queues = paced(10.0)
     park_one(queues, "a")
     queues.requeue_inadmissible(["cq"])
-    assert queues.queues["cq"].parked_count() == 1  # asked, not yet carried out
+    assert queues.requeue_due() == float("-inf")  # its period starts at the next cycle
     queues.take_requeues(100.0)
-    (head,) = queues.heads()
-    assert head.obj.name == "a"
-
-    queues.requeue(head, RequeueReason.NO_FIT)
-    queues.requeue_inadmissible(["cq"])
+    assert queues.heads() == []
     queues.requeue_inadmissible(["cq"])  # folded into the same retry
     assert queues.requeue_due() == 110.0
     queues.take_requeues(109.9)
     assert queues.heads() == []
     queues.take_requeues(110.0)
     assert [h.obj.name for h in queues.heads()] == ["a"]
+    assert queues.requeue_due() is None
+
+
+def test_a_queue_with_nothing_parked_asks_for_no_retry() -> None:
+    queues = paced(10.0)
+    queues.requeue_inadmissible(["cq", "gone"])
     assert queues.requeue_due() is None
 
 
@@ -60,28 +62,35 @@ def test_without_a_period_a_retry_runs_at_once() -> None:
 
 def test_a_deleted_cluster_queue_leaves_no_retry_waiting() -> None:
     queues = paced(10.0)
+    park_one(queues, "a")
     queues.requeue_inadmissible(["cq"])
     queues.take_requeues(0.0)
-    queues.requeue_inadmissible(["cq", "gone"])
+    assert queues.requeue_due() == 10.0
     queues.delete_cluster_queue("cq")
-    assert queues.requeue_due() == float("-inf")  # "gone" was never retried: due now
-    queues.take_requeues(0.0)
     assert queues.requeue_due() is None
 
 
 @given(st.lists(st.tuples(st.integers(0, 400).map(lambda q: q / 4), st.sampled_from("abc"))))
-def test_each_queue_is_retried_at_most_once_per_period_and_none_is_lost(
+def test_each_retry_waits_a_period_after_its_request_and_none_is_lost(
     asks: list[tuple[float, str]],
 ) -> None:
+    """Cycles every quarter second; requests arrive between them."""
     pacer, period = RequeuePacer(1.0), 1.0
+    arriving: dict[float, list[str]] = {}
+    for at, name in asks:
+        arriving.setdefault(at, []).append(name)
+    waiting: dict[str, list[float]] = {}  # per queue, requests its next retry will serve
     retried: dict[str, list[float]] = {}
-    for at, name in sorted(asks):
-        for taken in pacer.take(at):
-            retried.setdefault(taken, []).append(at)
-        pacer.ask([name])
-    while (due := pacer.next_due()) is not None:
-        for taken in pacer.take(due):
-            retried.setdefault(taken, []).append(due)
+    for now in (step / 4 for step in range(410)):
+        for name in pacer.take(now):
+            assert waiting.get(name), f"{name} retried without a request"
+            assert now >= waiting[name][0] + period  # the oldest request waited a period
+            waiting[name] = []
+            retried.setdefault(name, []).append(now)
+        for name in arriving.get(now, ()):
+            pacer.ask([name])
+            waiting.setdefault(name, []).append(now)
+    assert not any(waiting.values())  # every request served
+    assert pacer.next_due() is None
     for times in retried.values():
         assert all(b - a >= period for a, b in pairwise(times))
-    assert set(retried) == {name for _, name in asks}

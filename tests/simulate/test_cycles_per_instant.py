@@ -127,21 +127,23 @@ def test_a_sticky_preemptor_keeps_its_room_and_its_queue_moves_on() -> None:
         job("b1", 1, "b", 2, 100, priority=2),
     ]
     listener = run_bounded([FLAVOR, a, b, local_queue("a"), local_queue("b")], trace, bound=5)
-    assert [d for d in listener.decisions if 1.0 <= d[0] <= 2.0] == [
+    # b0 finishes at 2; its release retries the parked b1 and low a second later, at 3.
+    assert [d for d in listener.decisions if 1.0 <= d[0] <= 3.0] == [
         (1.0, "b0", "Admit"),
         (1.0, "high", "Preempt"),
         (1.0, "high", "Admit"),
         (1.0, "b1", "FAILED_AFTER_NOMINATION"),
         (1.0, "b1", "PREEMPTION_NO_CANDIDATES"),
         (1.0, "low", "PREEMPTION_NO_CANDIDATES"),
-        (2.0, "b1", "PREEMPTION_NO_CANDIDATES"),
-        (2.0, "low", "PREEMPTION_NO_CANDIDATES"),
+        (3.0, "b1", "PREEMPTION_NO_CANDIDATES"),
+        (3.0, "low", "PREEMPTION_NO_CANDIDATES"),
     ]
-    # high finishes at 101: b1 (higher priority) first, low once b1 is done.
-    assert [d for d in listener.decisions if d[0] > 2.0] == [
-        (101.0, "b1", "Admit"),
-        (101.0, "low", "FAILED_AFTER_NOMINATION"),
-        (201.0, "low", "Admit"),
+    # high finishes at 101, retried at 102: b1 (higher priority) first, low when b1 is done
+    # (low, which only lost to b1 in that cycle, is not parked and tried at b1's finish).
+    assert [d for d in listener.decisions if d[0] > 3.0] == [
+        (102.0, "b1", "Admit"),
+        (102.0, "low", "FAILED_AFTER_NOMINATION"),
+        (202.0, "low", "Admit"),
     ]
 
 

@@ -28,12 +28,13 @@ def test_fifo_waits_and_finishes(tmp_path: Path) -> None:
     )
     run = run_files(setup, trace)
     records = run.recorder.workloads
-    # b waits for a; c fits beside a at once (BestEffortFIFO lets it pass b).
-    assert [records[f"default/{k}"].first_admission for k in "abc"] == [0, 10, 2]
-    assert records["default/b"].finished == 20
+    # b waits for a, retried a second after a finishes, as Kueue batches retries; c fits
+    # beside a at once (BestEffortFIFO lets it pass b).
+    assert [records[f"default/{k}"].first_admission for k in "abc"] == [0, 11, 2]
+    assert records["default/b"].finished == 21
     assert records["default/a"].stints[0].flavors == {"cpu": "default"}
     assert run.pending == []
-    assert run.end == 20
+    assert run.end == 21
 
 
 def test_strict_fifo_holds_back_the_small_one(tmp_path: Path) -> None:
@@ -62,8 +63,8 @@ def test_preemption_evicts_requeues_and_reruns(tmp_path: Path) -> None:
     assert (low.stints[0].start, low.stints[0].end) == (0, 3)
     assert low.stints[0].evicted_by == "default/high"
     assert low.stints[0].reason == "InClusterQueue"
-    # Requeued, admitted again when high is done, and run from the start.
-    assert (low.stints[1].start, low.finished) == (8, 18)
+    # Requeued, admitted again a second after high is done, and run from the start.
+    assert (low.stints[1].start, low.finished) == (9, 19)
     figures = run_data(run, compute(run))
     assert figures["clusterQueues"]["cq"]["preemptions"] == 1
 
@@ -93,9 +94,9 @@ def _fair_sharing_setup(tmp_path: Path) -> tuple[Path, Path]:
 def test_fair_sharing_changes_the_order(tmp_path: Path) -> None:
     setup, trace = _fair_sharing_setup(tmp_path)
     plain = run_files(setup, trace).recorder.workloads
-    # Both borrow as much: first come, first served.
-    assert plain["default/a-next"].first_admission == 50
-    assert plain["default/b-next"].first_admission == 60
+    # Both borrow as much: first come, first served, once b-small's release is retried.
+    assert plain["default/a-next"].first_admission == 51
+    assert plain["default/b-next"].first_admission == 61
     config = tmp_path / "config.yaml"
     config.write_text(
         "apiVersion: config.kueue.x-k8s.io/v1beta1\nkind: Configuration\n"
@@ -103,8 +104,8 @@ def test_fair_sharing_changes_the_order(tmp_path: Path) -> None:
     )
     fair = run_files(setup, trace, config).recorder.workloads
     # cq-b's share is lower than cq-a's (which borrows 4 already): it goes first.
-    assert fair["default/b-next"].first_admission == 50
-    assert fair["default/a-next"].first_admission == 60
+    assert fair["default/b-next"].first_admission == 51
+    assert fair["default/a-next"].first_admission == 61
 
 
 def test_same_input_same_figures(tmp_path: Path) -> None:
@@ -159,8 +160,8 @@ def test_long_requeue_interval_paces_retries_of_parked_workloads(tmp_path: Path)
     )
     config = tmp_path / "config.yaml"
     config.write_text("featureGates:\n  SchedulerLongRequeueInterval: true\n")
-    # c parks at 1. a's release at 5 retries it at once (too little room yet); b's at 6
-    # waits out the 10 s since that retry, as Kueue's gate has it.
+    # c parks at 1. a's release at 5 asks for a retry 10 s later, as Kueue's gate has it;
+    # b's at 6 folds into it. Without the gate the retry comes 1 s later, when b is gone too.
     paced = run_files(setup, trace, config).recorder.workloads["default/c"]
     assert paced.first_admission == 15
     assert run_files(setup, trace).recorder.workloads["default/c"].first_admission == 6
