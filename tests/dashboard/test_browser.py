@@ -35,16 +35,18 @@ def _state(url: str) -> dict[str, Any]:
 
 def _settled(url: str, seen: list[str]) -> dict[str, Any] | None:
     """The dashboard's state once S1 holds still for a minute: the 1-slice JobSet done, the
-    2-slice one running (16 chips), the 3-slice one pending, tried by the scheduler (its
-    Pending condition says why), and the ClusterQueue's status counting it. What was seen
+    2-slice one running (16 chips), the 3-slice one pending, tried by the scheduler since the
+    1-slice one finished (its Pending condition says 16 chips are missing; the retry comes a
+    second after the release), and the ClusterQueue's status counting it. What was seen
     instead goes to ``seen``, for the timeout's message."""
     state = _state(url)
     mine = _mine(state)
     states = sorted(w["state"] for w in mine if w["state"] != "Pending" or w["message"])
+    retried = all("16 more needed" in w["message"] for w in mine if w["state"] == "Pending")
     queued = state["pending"].get("cluster-queue") or []
     queues = [q for c in state["cohorts"] for q in c["queues"] if q["name"] == "cluster-queue"]
     counted = [q for q in queues if q["pending"] == 1 and q["usage"][0]["used"] == 16]
-    if states == ["Admitted", "Finished", "Pending"] and len(queued) == 1 and counted:
+    if states == ["Admitted", "Finished", "Pending"] and retried and len(queued) == 1 and counted:
         return state
     seen[:] = [f"workloads {[(w['name'], w['state'], w['message']) for w in mine]}",
                f"pending {queued}", f"queues {queues}"]  # fmt: skip
