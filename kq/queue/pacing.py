@@ -4,9 +4,10 @@ Every quota release retries the parked workloads of its cohort tree. Under churn
 try of every parked head per release, most of them failing again, and a head that borrows
 takes what was freed before its owner's next workload arrives, which then reclaims it: an
 eviction. Kueue batches these retries: a retry waits one second (ten with feature gate
-``SchedulerLongRequeueInterval``) and every request meanwhile folds into it. kq retries at once
-by default and, with a period, as Kueue does: a retry's period starts at the first cycle
-after it is asked for.
+``SchedulerLongRequeueInterval``) and every request meanwhile folds into it. kq does the same
+(``KqConfig.requeue_period``); a retry's period starts at the first cycle after it is asked
+for. Without a period (the core's tests, benchmarks' ``--requeue-period 0``) there is no
+pacer and a retry runs at once.
 """
 
 from __future__ import annotations
