@@ -76,6 +76,9 @@ class PendingQueue:
         sizes = self._shape_sizes
         return len(self.inadmissible) + sum(sizes.get(s, 0) for s in self.parked_shapes)
 
+    def has_parked(self) -> bool:
+        return bool(self.parked_shapes or self.inadmissible)
+
     def untried_count(self) -> int:
         """Queued workloads a next cycle could pop."""
         return len(self._queued) - (self.parked_count() - len(self.inadmissible))
@@ -291,7 +294,7 @@ class PendingQueue:
     def requeue_inadmissible(self) -> int:
         """Move every parked workload back to the heap; counts as an event for in-flight heads."""
         self._requeue_generation += 1
-        if not self.parked_shapes and not self.inadmissible:
+        if not self.has_parked():
             return 0  # the common case on every release: nothing is parked here
         moved = 0
         for shape in self.parked_shapes:

@@ -182,12 +182,13 @@ class QueueManager:
         if self._pacer is None:
             self._requeue(cluster_queues)
             return
-        # A workload parked later was tried against a state with this event in it already.
+        # A workload parked later was tried against a state with this event in it already
+        # (cycles are synchronous: no head is in flight across an event).
         queues = self.queues
         self._pacer.ask(
             name
             for name in cluster_queues
-            if (q := queues.get(name)) is not None and q.parked_count()
+            if (q := queues.get(name)) is not None and q.has_parked()
         )
 
     def take_requeues(self, now: float) -> None:

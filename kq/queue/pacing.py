@@ -34,10 +34,8 @@ class RequeuePacer:
     def take(self, now: float) -> list[str]:
         """The ClusterQueues whose retry is due ``now``; fresh requests start their period."""
         due = self._due
-        if self._fresh:
-            end = now + self.period
-            for name in self._fresh:
-                due.setdefault(name, end)
+        if self._fresh:  # none of them is due yet: ``ask`` leaves those out
+            due.update(dict.fromkeys(self._fresh, now + self.period))
             self._fresh.clear()
         ready = [name for name, at in due.items() if at <= now]
         for name in ready:
