@@ -54,6 +54,7 @@ class Cache:
         self._tree: QuotaTree | None = None
         self._usage = UsageBook(0)
         self._inactive: dict[str, tuple[str, str]] = {}
+        self._active: frozenset[str] = frozenset()
         self.nodes: dict[str, Node] = {}
         self.topologies: dict[str, Topology] = {}
         self.placements = Placements()
@@ -184,6 +185,7 @@ class Cache:
                 for name, cq in self.cluster_queues.items()
                 if (why := inactive_reason(cq, self.flavors, self.checks, tree.in_cycle))
             }
+            self._active = frozenset(n for n in tree.cluster_queues if n not in self._inactive)
             self._tree, self._usage = tree, usage
         return self._tree
 
@@ -205,6 +207,12 @@ class Cache:
         """The ``Active=False`` reason and message of a ClusterQueue; ``None`` when active."""
         self.tree()
         return self._inactive.get(cq)
+
+    def active(self) -> frozenset[str]:
+        """The ClusterQueues a snapshot holds: in the tree and active. Known without one, so
+        a cycle with no head to decide costs no snapshot."""
+        self.tree()
+        return self._active
 
     def cohort_tree_of(self, cq: str) -> Iterable[str]:
         """Names of the ClusterQueues sharing ``cq``'s root cohort (``cq`` alone if none)."""

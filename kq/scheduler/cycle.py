@@ -342,40 +342,65 @@ def schedule(
 ) -> CycleResult:
     """Decide every head; at most one admission per ClusterQueue, several per cohort.
     ``preemptors``: the heads that issued preemptions in an earlier cycle and wait for them."""
+    if _spans_are_no_ops():
+        return _schedule(snapshot, heads, plugins, namespace_labels, preemptors, None)
     with tracer.start_as_current_span("kq.scheduler.cycle") as cycle_span:
-        decisions: list[Decision] = []
-        entries: list[Entry] = []
-        recording = cycle_span.is_recording()
-        for info in heads:
-            nominated = nominate(snapshot, info, plugins, namespace_labels)
-            if isinstance(nominated, Pending):
-                decisions.append(nominated)
-                if recording:
-                    with tracer.start_as_current_span("kq.admission.decision") as span:
-                        _record(span, None, nominated)
-            else:
-                nominated.preemptor = info.key in preemptors
-                entries.append(nominated)
-        ordered: Iterable[Entry] = (
-            fair_order(snapshot, entries)
-            if snapshot.fair_sharing is not None
-            else sorted(entries, key=Entry.order_key)
-        )
-        claims = _Claims(snapshot)
-        for entry in ordered:
-            decision = _decide(snapshot, entry, claims)
-            decisions.append(decision)
+        return _schedule(snapshot, heads, plugins, namespace_labels, preemptors, cycle_span)
+
+
+def _spans_are_no_ops() -> bool:
+    """No tracer provider is installed: a span would record nothing, yet making one costs
+    about 8 us, a tenth of a cycle that decides one head."""
+    return isinstance(tracer, trace.ProxyTracer) and isinstance(
+        trace.get_tracer_provider(), trace.ProxyTracerProvider
+    )
+
+
+def _schedule(
+    snapshot: Snapshot,
+    heads: Sequence[WorkloadInfo],
+    plugins: AdmissionPlugins,
+    namespace_labels: Mapping[str, Mapping[str, str]],
+    preemptors: Collection[str],
+    cycle_span: trace.Span | None,
+) -> CycleResult:
+    decisions: list[Decision] = []
+    entries: list[Entry] = []
+    recording = cycle_span is not None and cycle_span.is_recording()
+    for info in heads:
+        nominated = nominate(snapshot, info, plugins, namespace_labels)
+        if isinstance(nominated, Pending):
+            decisions.append(nominated)
             if recording:
                 with tracer.start_as_current_span("kq.admission.decision") as span:
-                    _record(span, entry, decision)
-        admitted = sum(isinstance(d, Admit) for d in decisions)
+                    _record(span, None, nominated)
+        else:
+            nominated.preemptor = info.key in preemptors
+            entries.append(nominated)
+    ordered: Iterable[Entry] = (
+        fair_order(snapshot, entries)
+        if snapshot.fair_sharing is not None
+        else sorted(entries, key=Entry.order_key)
+    )
+    claims = _Claims(snapshot)
+    for entry in ordered:
+        decision = _decide(snapshot, entry, claims)
+        decisions.append(decision)
+        if recording:
+            with tracer.start_as_current_span("kq.admission.decision") as span:
+                _record(span, entry, decision)
+    admitted = sum(isinstance(d, Admit) for d in decisions)
+    trace_id = ""
+    if cycle_span is not None:
         cycle_span.set_attribute("kueue.heads", len(heads))
         cycle_span.set_attribute("kueue.admitted", admitted)
-        return CycleResult(
-            tuple(decisions),
-            len(entries),
-            admitted,
-            {d.key: d for d in decisions},
-            assignments={e.info.key: e.assignment for e in entries},
-            trace_id=format(cycle_span.get_span_context().trace_id, "032x") if recording else "",
-        )
+        if recording:
+            trace_id = format(cycle_span.get_span_context().trace_id, "032x")
+    return CycleResult(
+        tuple(decisions),
+        len(entries),
+        admitted,
+        {d.key: d for d in decisions},
+        assignments={e.info.key: e.assignment for e in entries},
+        trace_id=trace_id,
+    )

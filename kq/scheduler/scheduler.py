@@ -48,12 +48,12 @@ class Scheduler:
     def run_cycle(self, now: float) -> CycleResult:
         """One cycle; ``now`` stamps the assumed ``QuotaReserved`` condition."""
         self.queues.take_requeues(now)
-        snapshot = self.cache.snapshot()
-        snapshot.fair_sharing = self.plugins.fair_sharing
-        heads = self.queues.heads(snapshot.cluster_queues.keys())
+        heads = self.queues.heads(self.cache.active())
         if not heads:
             # Arrivals in parked shapes are told why they wait without costing a try.
             return CycleResult((), 0, held=parked_words(self.queues, now))
+        snapshot = self.cache.snapshot()
+        snapshot.fair_sharing = self.plugins.fair_sharing
         preemptors = self.queues.preemptors(heads)
         result = schedule(snapshot, heads, self.plugins, self.namespace_labels, preemptors)
         self.last.record(result, now)
