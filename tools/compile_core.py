@@ -29,6 +29,7 @@ GROUP = "kq_core"
 
 PACKAGES = ("kq/scheduler", "kq/queue", "kq/cache")
 MODULES = (
+    "kq/api/interning.py",
     "kq/workload/resources.py",
     "kq/workload/info.py",
     # Not the package itself: mypyc would set its __path__ beside the shared library.
@@ -38,7 +39,8 @@ MODULES = (
 )
 """Most of what mode A spends its time in, preemption included (the core calls it for every
 head that needs it). ``kq.api`` stays Python: every layer imports its types, a compiled class
-cannot be subclassed or patched, and compiling it gained nothing."""
+cannot be subclassed or patched, and compiling it gained nothing; only its one function that
+every try calls is compiled."""
 
 
 def sources() -> list[Path]:

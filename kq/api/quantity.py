@@ -78,8 +78,7 @@ def _canonical(value: int, suffixes: tuple[str, ...], base: int) -> str:
     return f"{value // base**exponent}{suffixes[exponent]}"
 
 
-def format_amount(resource: str, amount: int) -> str:
-    """The canonical quantity string for an amount of ``resource``."""
+def _format_amount(resource: str, amount: int) -> str:
     if is_milli(resource):
         if amount % 1000:
             return f"{amount}m"
@@ -87,3 +86,8 @@ def format_amount(resource: str, amount: int) -> str:
     if resource.startswith(_BINARY_RESOURCES) and amount % 1024 == 0:
         return _canonical(amount, _BINARY_SUFFIXES, 1024)
     return _canonical(amount, _DECIMAL_SUFFIXES, 1000)
+
+
+format_amount = functools.lru_cache(maxsize=4096)(_format_amount)
+"""The canonical quantity string for an amount of ``resource``. Cached: every head that does
+not fit says how much more it needs, and the amounts repeat."""

@@ -9,8 +9,10 @@ from typing import Any
 from kq.api.invalid import ParseError
 from kq.api.quantity import QuantityError, to_amount
 
-FlavorResource = tuple[str, str]
-"""``(flavor, resource)``: the key of every quota and usage number."""
+FlavorResource = tuple[str, ...]
+"""``(flavor, resource)``: the key of every quota and usage number. Not ``tuple[str, str]``:
+compiled (mypyc), a fixed-length tuple is kept unboxed and boxed anew at each use as a key,
+so every lookup would hash a new tuple and compare it with the map's (``kq.api.interning``)."""
 
 
 @dataclass(frozen=True, slots=True)

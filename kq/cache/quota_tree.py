@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 
 from kq.api.clusterqueue import ClusterQueue
 from kq.api.cohort import Cohort
+from kq.api.interning import flavor_resource
 from kq.api.quotas import FlavorResource, ResourceQuota
 
 
@@ -56,7 +57,7 @@ class QuotaTree:
         self.cohorts: dict[str, QuotaNode] = {}
         self.cluster_queues: dict[str, QuotaNode] = {}
         self.in_cycle: set[str] = set()
-        self.potential: dict[tuple[int, FlavorResource], int] = {}
+        self.potential: dict[int, dict[FlavorResource, int]] = {}
         """``potential_available`` per node index and FR: quota alone decides it, so the
         snapshots sharing this tree share the answers."""
         self._under: dict[int, tuple[str, ...]] = {}
@@ -93,7 +94,8 @@ class QuotaTree:
     def _new(
         self, name: str, is_cq: bool, quotas: Mapping[FlavorResource, ResourceQuota]
     ) -> QuotaNode:
-        node = QuotaNode(name, len(self.nodes), is_cq, quotas)
+        shared = {flavor_resource(*fr): quota for fr, quota in quotas.items()}
+        node = QuotaNode(name, len(self.nodes), is_cq, shared)
         self.nodes.append(node)
         return node
 

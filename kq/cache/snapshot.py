@@ -61,22 +61,23 @@ class Snapshot:
         return max(0, self.usage.available(cq.node, fr))
 
     def potential_available(self, cq: ClusterQueueSnapshot, fr: FlavorResource) -> int:
-        known = self.tree.potential
-        key = (cq.node.index, fr)
-        found = known.get(key)
+        known = self.tree.potential.get(cq.node.index)
+        if known is None:
+            known = self.tree.potential[cq.node.index] = {}
+        found = known.get(fr)
         if found is None:
-            found = known[key] = potential_available(cq.node, fr)
+            found = known[fr] = potential_available(cq.node, fr)
         return found
 
     def used(self, cq: ClusterQueueSnapshot, fr: FlavorResource) -> int:
         return self.usage.get(cq.node, fr)
 
     def nominal(self, cq: ClusterQueueSnapshot, fr: FlavorResource) -> int:
-        quota = cq.spec.quotas.get(fr)
+        quota = cq.node.quotas.get(fr)  # the spec's, keyed by shared pairs
         return 0 if quota is None else quota.nominal
 
     def borrowing_limit(self, cq: ClusterQueueSnapshot, fr: FlavorResource) -> int | None:
-        quota = cq.spec.quotas.get(fr)
+        quota = cq.node.quotas.get(fr)
         return None if quota is None else quota.borrowing_limit
 
     def fits(

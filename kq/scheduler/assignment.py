@@ -6,6 +6,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final
 
+from kq.api.interning import flavor_resource
 from kq.api.quantity import format_amount
 from kq.api.quotas import FlavorResource, ResourceGroup
 from kq.api.selectors import first_untolerated
@@ -208,7 +209,7 @@ class _Evaluator:
             mode, borrowing, found, no_fit = FIT, 0, [], ""
             usage = {}
             for resource, amount in requests.items():
-                fr = (flavor, resource)
+                fr = flavor_resource(flavor, resource)
                 fr_mode, fr_borrowing, reason, fr_no_fit = self.quota(
                     fr, assumed.get(fr, 0), amount
                 )

@@ -7,8 +7,9 @@ from dataclasses import dataclass, field
 from typing import Final
 
 from kq.api.conditions import find
+from kq.api.interning import flavor_resource
 from kq.api.quotas import FlavorResource
-from kq.api.workload import EVICTED, REQUEUED, Admission, Workload
+from kq.api.workload import EVICTED, QUOTA_RESERVED, REQUEUED, Admission, Workload
 
 
 class Shape:
@@ -52,6 +53,7 @@ class WorkloadInfo:
     shape: Shape = field(init=False, repr=False, compare=False)
     """What decides whether it fits, as Kueue's scheduling equivalence hash: workloads of one
     shape in one ClusterQueue fit or fail together."""
+    _reservation: tuple[bool, float | None] | None = field(init=False, repr=False, compare=False)
 
     def __init__(
         self,
@@ -68,6 +70,18 @@ class WorkloadInfo:
         self.key = obj.key
         self.priority = obj.priority + obj.priority_boost
         self.shape = scheduling_shape(obj) if shape is None else shape  # known by with_obj
+        self._reservation = None
+
+    def reservation(self) -> tuple[bool, float | None]:
+        """Whether it is evicted, and when its quota was reserved (``None``: not reserved).
+        Preemption orders candidates by these on every try, so they are read once."""
+        facts = self._reservation
+        if facts is None:
+            evicted = find(self.obj.conditions, EVICTED)
+            reserved = find(self.obj.conditions, QUOTA_RESERVED)
+            at = None if reserved is None else reserved.last_transition_time
+            facts = self._reservation = (evicted is not None and evicted.is_true, at)
+        return facts
 
     def order_key(self) -> tuple[int, float, str]:
         """Heap order: higher priority, then older queue time, then UID (name if none)."""
@@ -156,7 +170,7 @@ def admission_usage(workload: Workload, admission: Admission) -> dict[FlavorReso
             amount = total
             if reclaimable and psa.count:
                 amount = total // psa.count * max(0, psa.count - reclaimable)
-            fr = (flavor, resource)
+            fr = flavor_resource(flavor, resource)
             usage[fr] = usage.get(fr, 0) + amount
     return usage
 

@@ -5,8 +5,10 @@ from __future__ import annotations
 from dataclasses import replace
 
 from kq.api.admissioncheck import parse_admission_check
-from kq.api.workload import PodSet, Workload
-from kq.workload.info import WorkloadInfo
+from kq.api.conditions import Condition
+from kq.api.interning import flavor_resource
+from kq.api.workload import EVICTED, QUOTA_RESERVED, Admission, PodSet, PodSetAssignment, Workload
+from kq.workload.info import WorkloadInfo, new_info
 from tests.core.world import World
 
 FR = ("f", "cpu")
@@ -105,6 +107,32 @@ def test_deleting_a_flavor_or_failing_a_check_deactivates_the_queue() -> None:
     assert w.cache.inactive_reason("a") is not None
 
 
+def test_the_active_queues_are_those_a_snapshot_holds() -> None:
+    w = world()
+    assert w.cache.active() == set(w.cache.snapshot().cluster_queues) == {"a", "b"}
+    w.cluster_queue("a", [{"f": {"cpu": 4}}], cohort="c", admissionChecks=["prov"])
+    assert w.cache.active() == set(w.cache.snapshot().cluster_queues) == {"b"}
+    w.cache.delete_cluster_queue("b")
+    assert w.cache.active() == set(w.cache.snapshot().cluster_queues) == set()
+
+
+def test_quota_and_usage_maps_share_one_tuple_per_flavor_and_resource() -> None:
+    """Lookups then find their key by identity (``kq.api.interning``)."""
+    w = world()
+    w.cache.add_workload(new_info(admitted(), "a"))
+    node = w.cache.snapshot().cluster_queues["a"].node
+    (quota_key,) = node.quotas
+    (usage_key,) = w.cache.usage_of("a")
+    assert quota_key == usage_key == ("f", "cpu")
+    assert quota_key is usage_key is flavor_resource("f", "cpu")
+
+
+def admitted() -> Workload:
+    assignment = PodSetAssignment("main", {"cpu": "f"}, {"cpu": 2000}, 1)
+    wl = Workload("ns", "x", "x", (PodSet("main", 1, {"cpu": 2000}),), "q")
+    return replace(wl, admission=Admission("a", (assignment,)))
+
+
 def test_deleting_a_queue_or_cohort_rebuilds_the_tree() -> None:
     w = world()
     w.cache.add_workload(holder("x", 6000))
@@ -118,3 +146,14 @@ def test_deleting_a_queue_or_cohort_rebuilds_the_tree() -> None:
     w.cache.delete_cohort("c")
     snapshot = w.cache.snapshot()
     assert snapshot.available(snapshot.cluster_queues["a"], FR) == 0
+
+
+def test_a_workloads_eviction_and_reservation_time_are_read_from_its_conditions() -> None:
+    wl = admitted()
+    assert WorkloadInfo(wl).reservation() == (False, None)
+    reserved = Condition(QUOTA_RESERVED, "True", "QuotaReserved", "", 7.0)
+    evicted = Condition(EVICTED, "True", "Preempted", "", 9.0)
+    info = WorkloadInfo(replace(wl, conditions=(reserved, evicted)))
+    assert info.reservation() == (True, 7.0)
+    gone = Condition(EVICTED, "False", "Preempted", "", 9.0)
+    assert WorkloadInfo(replace(wl, conditions=(reserved, gone))).reservation() == (False, 7.0)

@@ -8,6 +8,7 @@ import math
 from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
+from kq.api.quotas import FlavorResource
 from kq.cache.fair_share import compare, dominant_resource_share
 from kq.scheduler.decisions import Admit, Preempt
 from tests.core.world import World, plugins
@@ -160,7 +161,9 @@ def _check_fair(world: World, decision: Preempt) -> None:
         assert cached is not None
         snapshot.remove_workload(cached.info)
     workload = world.workloads[decision.key]
-    usage = {("default", "cpu"): sum(ps.requests["cpu"] * ps.count for ps in workload.pod_sets)}
+    usage: dict[FlavorResource, int] = {
+        ("default", "cpu"): sum(ps.requests["cpu"] * ps.count for ps in workload.pod_sets)
+    }
     snapshot.add_usage(cq, usage)
     mine = dominant_resource_share(snapshot.usage, cq.node)
     for cached in victims:

@@ -3,8 +3,7 @@ candidates are tried."""
 
 from __future__ import annotations
 
-from kq.plugin import EVICTED, QUOTA_RESERVED, FlavorResource, WorkloadInfo
-from kq.plugin import find_condition as find
+from kq.plugin import FlavorResource, WorkloadInfo
 from kq_plugins.admission_fair_sharing import LEDGER
 
 _NOW = float("inf")  # no QuotaReserved time counts as "now", i.e. the most recent
@@ -27,11 +26,9 @@ def candidate_order(
 ) -> tuple[bool, bool, float, int, float, str]:
     """Evicted first, other queues first, within the preemptor's queue the LocalQueue that used
     more first (admission fair sharing), lower priority, newest reservation, UID."""
-    evicted = find(info.obj.conditions, EVICTED)
-    reserved = find(info.obj.conditions, QUOTA_RESERVED)
-    reserved_at = reserved.last_transition_time if reserved is not None else None
+    evicted, reserved_at = info.reservation()
     return (
-        not (evicted is not None and evicted.is_true),
+        not evicted,
         same_queue,
         -LEDGER.preemption_usage(info) if same_queue else 0.0,
         info.priority,
