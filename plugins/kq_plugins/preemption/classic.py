@@ -117,9 +117,11 @@ class ClassicPreemption:
         same = collector.same_queue()
         hierarchy, priority = collector.cohort(usage)
         # Each key computed once; its first item says whether the candidate is not evicted.
+        # Most asks find nobody: nothing is sorted then.
         lists = [
             sorted([(c.order_key(), c) for c in found], key=itemgetter(0))
             for found in (hierarchy, priority, same)
+            if found
         ]
         evicted = [c for found in lists for key, c in found if not key[0]]
         return evicted + [c for found in lists for key, c in found if key[0]]
