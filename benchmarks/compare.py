@@ -57,7 +57,7 @@ def core(tree: Path) -> str:
     return done.stdout.strip() or "python"
 
 
-def _match_core(tree: Path) -> None:
+def match_core(tree: Path) -> None:
     """Compile ``tree``'s core when this tree runs a compiled one and ``tree`` can build its
     own: the ratios then compare the code, not a build against sources."""
     tool = tree / "tools" / "compile_core.py"
@@ -103,11 +103,16 @@ def _entry_points(tree: Path) -> Path:
     return site
 
 
+def environment(tree: Path) -> dict[str, str]:
+    """The environment a Python process needs to run ``tree``'s own ``kq`` and plugins."""
+    site = _entry_points(tree)
+    path = os.pathsep.join(str(p) for p in (site, tree, tree / "plugins"))
+    return dict(os.environ, PYTHONPATH=path)
+
+
 def _run(tree: Path, script: str, args: list[str]) -> dict[str, Any]:
     with tempfile.NamedTemporaryFile(suffix=".json") as out:
-        site = _entry_points(tree)
-        path = os.pathsep.join(str(p) for p in (site, tree, tree / "plugins"))
-        env = dict(os.environ, PYTHONPATH=path)
+        env = environment(tree)
         command = [sys.executable, str(tree / script), *args, "--json", out.name]
         done = subprocess.run(command, cwd=tree, env=env, stdout=subprocess.DEVNULL, check=False)
         # A run that wrote its figures and then failed a check (a range spec) still counts.
@@ -124,7 +129,7 @@ def compare(
     """Print each round's figures and the ratios of the medians (this / REF); returns the
     reports, (this, REF) per round, for the caller's own checks."""
     other = worktree(ref)
-    _match_core(other)
+    match_core(other)
     print(f"== compare: this tree vs {ref} ({other}), {rounds} interleaved rounds ==")
     print(f"core: this {core(ROOT)}, REF {core(other)}")
     print(f"before: {load()}", flush=True)
