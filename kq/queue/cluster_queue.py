@@ -278,6 +278,10 @@ class PendingQueue:
         self._words_due = due
         return told
 
+    def words_due(self, now: float) -> bool:
+        """Some parked shape's words are due to a workload at ``now``."""
+        return now >= self._words_due
+
     def has_words_to_tell(self) -> bool:
         return self._words_due != _NEVER
 

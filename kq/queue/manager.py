@@ -164,7 +164,11 @@ class QueueManager:
 
     def take_parked_words(self, now: float) -> list[tuple[WorkloadInfo, Words]]:
         """Workloads that joined a parked shape, with its head's words (see ``PendingQueue``)."""
-        return [told for queue in self.queues.values() for told in queue.take_parked_words(now)]
+        told: list[tuple[WorkloadInfo, Words]] = []
+        for queue in self.queues.values():
+            if queue.words_due(now):  # asked every cycle of every queue: no list built
+                told += queue.take_parked_words(now)
+        return told
 
     def has_words_to_tell(self) -> bool:
         """Some workload of a parked shape waits for its words (a cycle will hand them out)."""
