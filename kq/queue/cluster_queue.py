@@ -19,7 +19,11 @@ PARKED_WORDS_AFTER_S = 5.0
 """How long a shape stays parked before the workloads behind its head are told its words."""
 _NEVER = float("inf")
 
-_Entry = tuple[tuple[Any, ...], int, str]
+_Entry = tuple[Any, ...]
+"""A heap entry: the order's key, then a sequence number, then the workload's key (among the
+heads: its shape). Kueue's default order's key is spread flat in it, so comparing two entries
+compares its items once; any other order's key is one item, as its keys may vary in length.
+Not a fixed-length tuple type: compiled, those are unboxed and boxed anew at every use."""
 Words = tuple[str, str]
 """A pending reason and message, as a cycle gave them to a head that did not fit."""
 
@@ -38,13 +42,14 @@ class PendingQueue:
         self.name = name
         self.strategy = strategy
         self._order = ordering(strategy)
+        self._flat = getattr(strategy, "order_key", None) is None
         self._queued: dict[str, tuple[WorkloadInfo, int]] = {}
         self._shapes: dict[Shape, list[_Entry]] = {}
         self._shape_sizes: dict[Shape, int] = {}
-        self._heads: list[tuple[tuple[Any, ...], int, Shape]] = []
+        self._heads: list[_Entry] = []
         # Per shape, its one live entry in ``_heads`` (order, sequence): any other is stale.
         # The live entry is never worse than its shape's head, so one per shape is enough.
-        self._offered: dict[Shape, tuple[tuple[Any, ...], int]] = {}
+        self._offered: dict[Shape, tuple[Any, ...]] = {}
         self.parked_shapes: set[Shape] = set()
         """Shapes that failed since the last requeue: their workloads, arrivals too, wait."""
         # No cycle tries a parked shape's other workloads, so nothing else would say why they
@@ -113,8 +118,8 @@ class PendingQueue:
         seq = next(_sequence)
         self._queued[info.key] = (info, seq)
         shape = info.shape
-        order = self._order(info)
-        heapq.heappush(self._shapes.setdefault(shape, []), (order, seq, info.key))
+        order = self._order(info) if self._flat else (self._order(info),)
+        heapq.heappush(self._shapes.setdefault(shape, []), (*order, seq, info.key))
         self._shape_sizes[shape] = self._shape_sizes.get(shape, 0) + 1
         if shape not in self.parked_shapes:
             self._offer(shape, order, seq)
@@ -157,9 +162,10 @@ class PendingQueue:
             return self._in_flight(info)
         heads, offered = self._heads, self._offered
         while heads:
-            _, seq, shape = heapq.heappop(heads)
+            entry = heapq.heappop(heads)
+            seq, shape = entry[-2], entry[-1]
             live = offered.get(shape)
-            if live is None or live[1] != seq:
+            if live is None or live[-1] != seq:
                 continue  # superseded by a better entry of its shape
             del offered[shape]
             if shape in self.parked_shapes:
@@ -167,12 +173,12 @@ class PendingQueue:
             top = self._top(shape)
             if top is None:
                 continue
-            if top[1] != seq:
+            if top[-2] != seq:
                 # Its head left: the shape's new head is no better, so it queues from here.
-                self._offer(shape, top[0], top[1])
+                self._offer(shape, top[:-2], top[-2])
                 continue
             heapq.heappop(self._shapes[shape])
-            info = self._unqueue(top[2])
+            info = self._unqueue(top[-1])
             assert info is not None
             self._reheads(shape)
             return self._in_flight(info)
@@ -188,8 +194,8 @@ class PendingQueue:
         entries = self._shapes.get(shape)
         while entries:
             top = entries[0]
-            current = self._queued.get(top[2])
-            if current is not None and current[1] == top[1]:
+            current = self._queued.get(top[-1])
+            if current is not None and current[1] == top[-2]:
                 return top
             heapq.heappop(entries)
         return None
@@ -200,15 +206,16 @@ class PendingQueue:
             return
         top = self._top(shape)
         if top is not None:
-            self._offer(shape, top[0], top[1])
+            self._offer(shape, top[:-2], top[-2])
 
     def _offer(self, shape: Shape, order: tuple[Any, ...], seq: int) -> None:
         """Make (order, seq) the shape's entry among the heads, if better than its live one."""
+        mine = (*order, seq)
         live = self._offered.get(shape)
-        if live is not None and live <= (order, seq):
+        if live is not None and live <= mine:
             return
-        self._offered[shape] = (order, seq)
-        heapq.heappush(self._heads, (order, seq, shape))
+        self._offered[shape] = mine
+        heapq.heappush(self._heads, (*mine, shape))
 
     def _in_flight(self, info: WorkloadInfo) -> WorkloadInfo:
         self.inflight[info.key] = info
@@ -334,6 +341,7 @@ class PendingQueue:
         order = ordering(strategy)
         if order != self._order:
             self._order = order
+            self._flat = getattr(strategy, "order_key", None) is None
             # Rebuilt, not re-pushed over the old heaps: keys of two orders may not compare
             # (a plugin's may be strings), and re-queueing tries or tells none of them.
             queued = list(self._queued.values())
