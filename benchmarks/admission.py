@@ -143,11 +143,23 @@ def baseline_arrivals(scheduler: Scheduler) -> list[Arrival]:
     return arrivals
 
 
-def baseline(plugins: AdmissionPlugins) -> dict[str, Any]:
+def baseline_mix(
+    plugins: AdmissionPlugins, offset_s: float = 0.0
+) -> tuple[Scheduler, list[Arrival], _BaselineStats]:
+    """The baseline cluster, its arrivals and a listener for them; ``offset_s``: each
+    ClusterQueue's arrivals that much after the previous queue's (``instructions.py``)."""
     scheduler = cluster(plugins, 5, 6, nominal=20, borrowing=100)
     arrivals = baseline_arrivals(scheduler)
+    if offset_s:
+        index = {name: i for i, name in enumerate(scheduler.queues.queues)}
+        arrivals = [replace(a, at=a.at + index[a.workload.namespace] * offset_s) for a in arrivals]
     spec = {a.workload.key: (a.workload.name.split("-")[0], a.workload) for a in arrivals}
-    stats = _BaselineStats(spec)
+    return scheduler, arrivals, _BaselineStats(spec)
+
+
+def baseline(plugins: AdmissionPlugins) -> dict[str, Any]:
+    scheduler, arrivals, stats = baseline_mix(plugins)
+    spec = stats.spec
     total = len(spec)
     cpu_start = time.process_time()
     wall_start = time.perf_counter()

@@ -56,20 +56,11 @@ def drive(mix: str) -> dict[str, Any]:
     from kq.plugins import build_plugin_manager
     from kq.scheduler.plugins import load_admission_plugins
     from kq.simulate.engine import Engine
-    from kq.simulate.trace import Arrival
 
     configure_logging("info")
     plugins = load_admission_plugins(build_plugin_manager(PluginsConfig()), None)
-    scheduler = admission.cluster(plugins, 5, 6, nominal=20, borrowing=100)
-    arrivals = admission.baseline_arrivals(scheduler)
-    if mix == "one per instant":
-        index = {name: i for i, name in enumerate(scheduler.queues.queues)}
-        arrivals = [
-            Arrival(a.at + index[a.workload.namespace] * OFFSET_S, a.workload, a.runtime)
-            for a in arrivals
-        ]
-    spec = {a.workload.key: (a.workload.name.split("-")[0], a.workload) for a in arrivals}
-    stats = admission._BaselineStats(spec)
+    offset = OFFSET_S if mix == "one per instant" else 0.0
+    scheduler, arrivals, stats = admission.baseline_mix(plugins, offset)
     engine = Engine(scheduler, arrivals, stats)
     with heap.settled():
         makespan = engine.run()

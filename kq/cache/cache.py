@@ -237,7 +237,7 @@ class Cache:
             self._views_tree, remake = tree, tree.cluster_queues  # all, in the tree's order
         for name in remake:
             node = tree.cluster_queues.get(name)
-            if node is not None and name not in self._inactive:
+            if node is not None and name in self._active:
                 workloads = self._by_cq.setdefault(name, {})
                 views[name] = ClusterQueueSnapshot(self.cluster_queues[name], node, workloads)
         self._stale_views.clear()

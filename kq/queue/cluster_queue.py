@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from kq.queue.requeue import RequeueReason
-from kq.queue.strategy import QueueingStrategy, ordering
+from kq.queue.strategy import QueueingStrategy, ordering, orders_as_kueue
 from kq.workload.info import Shape, WorkloadInfo, same_for_queueing
 
 _sequence = itertools.count()
@@ -42,7 +42,7 @@ class PendingQueue:
         self.name = name
         self.strategy = strategy
         self._order = ordering(strategy)
-        self._flat = getattr(strategy, "order_key", None) is None
+        self._flat = orders_as_kueue(strategy)
         self._queued: dict[str, tuple[WorkloadInfo, int]] = {}
         self._shapes: dict[Shape, list[_Entry]] = {}
         self._shape_sizes: dict[Shape, int] = {}
@@ -269,7 +269,7 @@ class PendingQueue:
         """Queued workloads to be told their parked shape's words, each handed out once, once
         the shape has stayed parked ``PARKED_WORDS_AFTER_S``: a shape released again sooner
         is tried again soon, and its workloads, like Kueue's untried ones, need no words."""
-        if now < self._words_due:
+        if not self.words_due(now):
             return []
         told: list[tuple[WorkloadInfo, Words]] = []
         due = _NEVER
@@ -341,7 +341,7 @@ class PendingQueue:
         order = ordering(strategy)
         if order != self._order:
             self._order = order
-            self._flat = getattr(strategy, "order_key", None) is None
+            self._flat = orders_as_kueue(strategy)
             # Rebuilt, not re-pushed over the old heaps: keys of two orders may not compare
             # (a plugin's may be strings), and re-queueing tries or tells none of them.
             queued = list(self._queued.values())

@@ -35,3 +35,8 @@ def ordering(strategy: QueueingStrategy) -> OrderKey:
     higher priority, then older queue time, then UID."""
     custom: OrderKey | None = getattr(strategy, "order_key", None)
     return custom if custom is not None else WorkloadInfo.order_key
+
+
+def orders_as_kueue(strategy: QueueingStrategy) -> bool:
+    """Whether ``ordering`` gives Kueue's order, whose keys all have the same three items."""
+    return getattr(strategy, "order_key", None) is None
