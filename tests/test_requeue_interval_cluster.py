@@ -37,13 +37,16 @@ async def test_a_retry_after_a_release_waits_the_long_interval(
 ) -> None:
     cache, s = tmp_path / "cache", suffix()
     ns, rf, cq = f"paced-{s}", f"rf-{s}", f"cq-{s}"
-    apply(cluster, cache, namespace(ns), flavor(rf), cluster_queue(cq, rf, "cpu", 4),
+    # "next" needs 6 of the cohort's 8: 2 borrowed from the lender, so it is not released
+    # early (kq.scheduler.early) and waits for the paced retry.
+    apply(cluster, cache, namespace(ns), flavor(rf),
+          cluster_queue(cq, rf, "cpu", 4, cohort=f"co-{s}"),
+          cluster_queue(f"lender-{s}", rf, "cpu", 4, cohort=f"co-{s}"),
           local_queue(ns, "lq", cq))  # fmt: skip
-    four: dict[str, str | int] = {"cpu": 4}
     with kq_run(cluster, tmp_path / "run", ns, extra_config=GATE):
-        apply(cluster, cache, workload(ns, "holder", "lq", four))
+        apply(cluster, cache, workload(ns, "holder", "lq", {"cpu": 4}))
         await eventually(lambda: admitted(client, ns, "holder"), "holder admitted")
-        apply(cluster, cache, workload(ns, "next", "lq", four))
+        apply(cluster, cache, workload(ns, "next", "lq", {"cpu": 6}))
         await workload_until(
             client, ns, "next", "next tried and parked",
             lambda obj: (c := condition(obj, "QuotaReserved")) is not None

@@ -193,6 +193,30 @@ class Cache:
         node = self.tree().cluster_queues.get(cq)
         return {} if node is None else self._usage.of(node)
 
+    def fits_unborrowed(self, cq: str, requests: Mapping[str, int]) -> bool:
+        """Whether each resource of ``requests`` fits, in some flavor, in what is left of
+        ``cq``'s own nominal quota now: no borrowing and nothing to preempt. A resource the
+        queue does not cover fails it, except ``pods``, which only some queues count."""
+        node = self.tree().cluster_queues.get(cq)
+        if node is None or cq not in self._active:
+            return False
+        usage = self._usage
+        for resource, amount in requests.items():
+            covered = fits = False
+            for fr, quota in node.quotas.items():
+                if fr[1] != resource:
+                    continue
+                covered = True
+                if (
+                    quota.nominal - usage.get(node, fr) >= amount
+                    and usage.available(node, fr) >= amount
+                ):
+                    fits = True
+                    break
+            if not fits and (covered or resource != "pods"):
+                return False
+        return True
+
     def fair_share(self, cq: str) -> DRS | None:
         """A ClusterQueue's dominant resource share now; ``None`` if it is not in the tree."""
         node = self.tree().cluster_queues.get(cq)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import heapq
 import itertools
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from kq.queue.requeue import RequeueReason
@@ -60,6 +60,10 @@ class PendingQueue:
         # Per shape, its queued workloads that were neither tried nor told: kept across
         # requeues, so neither a release nor a cycle costs a walk over waiting workloads.
         self._untold: dict[Shape, set[str]] = {}
+        # Shapes released early since the last requeue (``release_shapes``): True until the
+        # first head tried is admitted (then the entry goes), False once one failed instead:
+        # no more early releases of it before the next requeue.
+        self._early: dict[Shape, bool] = {}
         self.inadmissible: dict[str, WorkloadInfo] = {}
         """Workloads parked one by one (not by shape) until a requeue or their own update."""
         self.inflight: dict[str, WorkloadInfo] = {}
@@ -243,6 +247,8 @@ class PendingQueue:
         elif reason in _SHAPE_FAILED and self.strategy.PARKS_EQUIVALENT:
             # Every workload of this shape would fail the same way until a requeue.
             self.parked_shapes.add(info.shape)
+            if self._early.get(info.shape):
+                self._early[info.shape] = False
             self.push(info)
             if words is not None:
                 due = now + PARKED_WORDS_AFTER_S
@@ -294,7 +300,9 @@ class PendingQueue:
 
     def done(self, key: str) -> None:
         """The head was admitted; it leaves the queue."""
-        self.inflight.pop(key, None)
+        info = self.inflight.pop(key, None)
+        if info is not None and self._early.get(info.shape):
+            del self._early[info.shape]  # the early release paid off: it may come again
         self._popped_at.pop(key, None)
         self._forget_preemptor(key)
 
@@ -312,6 +320,7 @@ class PendingQueue:
             moved += self._shape_sizes.get(shape, 0)
         shapes, self.parked_shapes = self.parked_shapes, set()
         self._parked_words.clear()
+        self._early.clear()
         self._words_due = _NEVER
         for shape in shapes:
             self._reheads(shape)
@@ -319,6 +328,30 @@ class PendingQueue:
         for info in parked:
             self.push(info)
         return moved + len(parked)
+
+    def early_candidates(self) -> list[WorkloadInfo]:
+        """The heads of parked shapes that may be released before the next requeue, in queue
+        order."""
+        heads: list[WorkloadInfo] = []
+        early = self._early
+        for shape in self.parked_shapes:
+            if shape in early:
+                continue
+            top = self._top(shape)
+            if top is not None:
+                heads.append(self._queued[top[-1]][0])
+        if len(heads) > 1:
+            heads.sort(key=self._order)
+        return heads
+
+    def release_shapes(self, shapes: Iterable[Shape]) -> None:
+        """Release these parked shapes ahead of the next requeue (``kq.scheduler.early``)."""
+        for shape in shapes:
+            if shape in self.parked_shapes:
+                self.parked_shapes.discard(shape)
+                self._parked_words.pop(shape, None)
+                self._early[shape] = True
+                self._reheads(shape)
 
     def park(self, info: WorkloadInfo) -> None:
         """Hold a workload outside the heap until a requeue (or its own update) moves it."""

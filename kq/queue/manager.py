@@ -11,7 +11,7 @@ from kq.queue.order import Ordered, QueueOrder
 from kq.queue.pacing import RequeuePacer
 from kq.queue.requeue import RequeueReason
 from kq.queue.strategy import QueueingStrategy
-from kq.workload.info import WorkloadInfo, new_info
+from kq.workload.info import Shape, WorkloadInfo, new_info
 
 
 class QueueManager:
@@ -194,6 +194,21 @@ class QueueManager:
             for name in cluster_queues
             if (q := queues.get(name)) is not None and q.has_parked()
         )
+
+    @property
+    def paced(self) -> bool:
+        """Retries of parked workloads wait for a requeue period."""
+        return self._pacer is not None
+
+    def early_candidates(self, cq: str) -> list[WorkloadInfo]:
+        """Heads of ``cq``'s parked shapes that may be released early (``PendingQueue``)."""
+        queue = self.queues.get(cq)
+        return [] if queue is None or not queue.parked_shapes else queue.early_candidates()
+
+    def release_shapes(self, cq: str, shapes: Iterable[Shape]) -> None:
+        queue = self.queues.get(cq)
+        if queue is not None:
+            queue.release_shapes(shapes)
 
     def take_requeues(self, now: float) -> None:
         """Carry out the paced retries that are due (the scheduler, before each cycle)."""

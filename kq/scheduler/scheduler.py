@@ -13,6 +13,7 @@ from kq.queue.manager import QueueManager
 from kq.queue.requeue import RequeueReason
 from kq.scheduler.cycle import CycleResult, schedule
 from kq.scheduler.decisions import Admit, Pending
+from kq.scheduler.early import release_fitting
 from kq.scheduler.held import held_words, parked_words
 from kq.scheduler.last import LastDecisions
 from kq.scheduler.observers import Observers
@@ -139,6 +140,8 @@ class Scheduler:
         if info is not None:
             # Nodes it held may be what a parked workload of any cohort waits for.
             queues = self.queues.queues if placed else self.cache.cohort_tree_of(info.cluster_queue)
+            if self.queues.paced:
+                release_fitting(self.cache, self.queues, queues)
             self.queues.requeue_inadmissible(queues)
 
     def cluster_queue_changed(self, name: str) -> None:

@@ -41,8 +41,8 @@ WORKLOAD = st.fixed_dictionaries(
 )
 
 
-def build(queues: list[dict[str, Any]], cohorts: int) -> World:
-    world = World()
+def build(queues: list[dict[str, Any]], cohorts: int, requeue_period: float = 0.0) -> World:
+    world = World(requeue_period)
     world.flavor("on-demand")
     world.flavor("spot", {"spot": "true"}, [TAINT])
     for i, q in enumerate(queues):
@@ -99,14 +99,17 @@ def check_victims(world: World, decision: Preempt) -> None:
     st.integers(1, 2),
     st.lists(WORKLOAD, min_size=1, max_size=20),
     st.lists(st.booleans(), min_size=12, max_size=12),
+    st.sampled_from([0.0, 2.0]),
 )
 def test_admission_invariants(
     queues: list[dict[str, Any]],
     cohorts: int,
     workloads: list[dict[str, Any]],
     finish_plan: list[bool],
+    requeue_period: float,
 ) -> None:
-    world = build(queues, cohorts)
+    """``requeue_period``: retries at once, or paced with early releases (a cycle a second)."""
+    world = build(queues, cohorts, requeue_period)
 
     def submit(i: int, w: dict[str, Any]) -> str:
         return world.submit(

@@ -66,9 +66,9 @@ def resource_groups(groups: Sequence[Mapping[str, Mapping[str, Quota]]]) -> list
 
 
 class World:
-    def __init__(self) -> None:
+    def __init__(self, requeue_period: float = 0.0) -> None:
         self.cache = Cache()
-        self.queues = QueueManager(plugins().strategies)
+        self.queues = QueueManager(plugins().strategies, requeue_period=requeue_period)
         self.scheduler = Scheduler(self.cache, self.queues, plugins())
         self.workloads: dict[str, Workload] = {}
         self.clock = itertools.count(1)

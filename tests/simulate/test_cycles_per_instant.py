@@ -138,11 +138,12 @@ def test_a_sticky_preemptor_keeps_its_room_and_its_queue_moves_on() -> None:
         (3.0, "b1", "PREEMPTION_NO_CANDIDATES"),
         (3.0, "low", "PREEMPTION_NO_CANDIDATES"),
     ]
-    # high finishes at 101, retried at 102: b1 (higher priority) first, low when b1 is done
-    # (low, which only lost to b1 in that cycle, is not parked and tried at b1's finish).
+    # high finishes at 101: b1 now fits in what is left of b's own quota, so its shape is
+    # released at once (kq.scheduler.early); low would borrow, so it waits for the retry at
+    # 102, finds b1 holding b's quota, and is admitted at the retry after b1's finish.
     assert [d for d in listener.decisions if d[0] > 3.0] == [
-        (102.0, "b1", "Admit"),
-        (102.0, "low", "FAILED_AFTER_NOMINATION"),
+        (101.0, "b1", "Admit"),
+        (102.0, "low", "PREEMPTION_NO_CANDIDATES"),
         (202.0, "low", "Admit"),
     ]
 

@@ -28,13 +28,13 @@ def test_fifo_waits_and_finishes(tmp_path: Path) -> None:
     )
     run = run_files(setup, trace)
     records = run.recorder.workloads
-    # b waits for a, retried a second after a finishes, as Kueue batches retries; c fits
-    # beside a at once (BestEffortFIFO lets it pass b).
-    assert [records[f"default/{k}"].first_admission for k in "abc"] == [0, 11, 2]
-    assert records["default/b"].finished == 21
+    # b waits for a and is retried when a finishes: the room is the queue's own, so it does
+    # not wait for the batched retry; c fits beside a at once (BestEffortFIFO lets it pass b).
+    assert [records[f"default/{k}"].first_admission for k in "abc"] == [0, 10, 2]
+    assert records["default/b"].finished == 20
     assert records["default/a"].stints[0].flavors == {"cpu": "default"}
     assert run.pending == []
-    assert run.end == 21
+    assert run.end == 20
 
 
 def test_strict_fifo_holds_back_the_small_one(tmp_path: Path) -> None:
@@ -63,8 +63,8 @@ def test_preemption_evicts_requeues_and_reruns(tmp_path: Path) -> None:
     assert (low.stints[0].start, low.stints[0].end) == (0, 3)
     assert low.stints[0].evicted_by == "default/high"
     assert low.stints[0].reason == "InClusterQueue"
-    # Requeued, admitted again a second after high is done, and run from the start.
-    assert (low.stints[1].start, low.finished) == (9, 19)
+    # Requeued, admitted again when high is done, and run from the start.
+    assert (low.stints[1].start, low.finished) == (8, 18)
     figures = run_data(run, compute(run))
     assert figures["clusterQueues"]["cq"]["preemptions"] == 1
 
@@ -153,15 +153,24 @@ def test_a_pod_that_requests_nothing_is_admitted_beside_a_full_queue(tmp_path: P
 
 
 def test_long_requeue_interval_paces_retries_of_parked_workloads(tmp_path: Path) -> None:
-    setup = write_setup(tmp_path / "s.yaml", FLAVOR, cluster_queue("cq", 4), local_queue("cq"))
-    trace = write_trace(
-        tmp_path / "t.yaml",
-        [job("a", 0, "cq", 2, 5), job("b", 0, "cq", 2, 6), job("c", 1, "cq", 4, 1)],
-    )
     config = tmp_path / "config.yaml"
     config.write_text("featureGates:\n  SchedulerLongRequeueInterval: true\n")
-    # c parks at 1. a's release at 5 asks for a retry 10 s later, as Kueue's gate has it;
-    # b's at 6 folds into it. Without the gate the retry comes 1 s later, when b is gone too.
-    paced = run_files(setup, trace, config).recorder.workloads["default/c"]
-    assert paced.first_admission == 15
-    assert run_files(setup, trace).recorder.workloads["default/c"].first_admission == 6
+
+    def first_admission(cpu: int, gate: bool, lender: bool = True) -> float | None:
+        cqs = [cluster_queue("cq", 4, cohort="co")]
+        if lender:
+            cqs.append(cluster_queue("lender", 4, cohort="co"))
+        setup = write_setup(tmp_path / "s.yaml", FLAVOR, *cqs, local_queue("cq"))
+        jobs = [job("a", 0, "cq", 2, 5), job("b", 0, "cq", 2, 6), job("c", 1, "cq", cpu, 1)]
+        trace = write_trace(tmp_path / "t.yaml", jobs)
+        run = run_files(setup, trace, config if gate else None)
+        return run.recorder.workloads["default/c"].first_admission
+
+    # c (6 cpu, 2 of them borrowed) parks at 1. a's release at 5 asks for a retry 10 s
+    # later, as Kueue's gate has it; b's at 6 folds into it. Without the gate the retry
+    # comes 1 s later, when b is gone too.
+    assert first_admission(6, gate=True) == 15
+    assert first_admission(6, gate=False) == 6
+    # With nothing to borrow, c (4 cpu) fits its queue's own quota at b's release, and is
+    # retried then, gate or not.
+    assert first_admission(4, gate=True, lender=False) == 6

@@ -63,9 +63,9 @@ def test_lower_priority_admits_at_once_lowered_then_yields_to_the_original_prior
 ) -> None:
     run = budgeted_run(tmp_path, "LowerPriority")
     # second is over budget: lowered to 0 - 100 and admitted in the room first left; urgent
-    # (priority 0, as second was) preempts it; back at -100 it runs again when urgent ends
-    # (at 200, retried a second later).
-    assert starts(run, "second") == [(10.0, "default/urgent"), (201.0, None)]
+    # (priority 0, as second was) preempts it; back at -100 it runs again when urgent ends,
+    # at 200 (the quota urgent frees is its queue's own: no wait for the batched retry).
+    assert starts(run, "second") == [(10.0, "default/urgent"), (200.0, None)]
     assert starts(run, "urgent") == [(100.0, None)]
     assert starts(run, "first") == [(0.0, None)]
     assert run.pending == []
@@ -135,8 +135,9 @@ def test_a_trace_workload_is_ordered_by_its_effective_priority(
     run = boosted_run(tmp_path, gate, annotations)
     (boosted,), (plain,) = starts(run, "boosted"), starts(run, "plain")
     assert (boosted[0] < plain[0]) is boosted_first
-    # Each retried a second after the release before it (Kueue's batching).
-    assert {boosted[0], plain[0]} == {101.0, 112.0}
+    # Each admitted at the release before it: the core it frees is its queue's own, and
+    # enough for one of the two waiting, the first in queue order.
+    assert {boosted[0], plain[0]} == {100.0, 110.0}
     row = next(r for r in workload_rows(run) if r["workload"] == "default/boosted")
     assert (row["priority"], row["effectivePriority"]) == (10, 10 if boosted_first else 0)
 

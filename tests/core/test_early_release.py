@@ -1,0 +1,121 @@
+"""Early release (``kq.scheduler.early``): with paced retries, a parked shape whose head fits
+its ClusterQueue's own unused nominal quota is retried at the release that made the room;
+one that would borrow waits for the period, and so does one whose early try failed."""
+
+from __future__ import annotations
+
+from kq.scheduler.decisions import Admit, Pending
+from kq.scheduler.early import total_requests
+from tests.core.world import World
+
+PERIOD = 10.0  # the world's clock moves one second per cycle
+
+
+def cohort_of_two(cpu: int = 4) -> World:
+    w = World(requeue_period=PERIOD)
+    w.flavor("f")
+    for name in ("a", "b"):
+        w.cluster_queue(name, [{"f": {"cpu": cpu}}], cohort="co")
+        w.local_queue(name, "lq", name)
+    return w
+
+
+def admitted(w: World, key: str) -> None:
+    assert isinstance(w.cycle().by_key[key], Admit)
+
+
+def parked(w: World, key: str) -> None:
+    assert isinstance(w.cycle().by_key[key], Pending)
+    assert key not in w.cycle().by_key  # parked: the next cycle does not try it
+
+
+def test_room_in_its_own_nominal_quota_lets_a_parked_head_in_at_once() -> None:
+    w = cohort_of_two()
+    admitted(w, w.submit("filler", "lq", {"cpu": 4}, namespace="b"))  # nothing to borrow
+    holder = w.submit("holder", "lq", {"cpu": 4}, namespace="a")
+    admitted(w, holder)
+    waiting = w.submit("waiting", "lq", {"cpu": 2}, namespace="a")
+    parked(w, waiting)
+    w.finish(holder)
+    admitted(w, waiting)  # the next cycle, not a period later
+
+
+def test_a_head_that_would_borrow_waits_for_the_period() -> None:
+    w = cohort_of_two()
+    holder = w.submit("holder", "lq", {"cpu": 4}, namespace="a")
+    admitted(w, holder)
+    big = w.submit("big", "lq", {"cpu": 6}, namespace="a")
+    parked(w, big)
+    w.finish(holder)  # big now fits, borrowing 2 of b's
+    waited = 0
+    while big not in w.cycle().by_key:
+        waited += 1
+    assert waited >= PERIOD - 1
+    assert w.cache.holds_quota(big)
+
+
+def test_room_lent_to_a_borrower_is_not_room() -> None:
+    w = cohort_of_two()
+    borrower = w.submit("borrower", "lq", {"cpu": 7}, namespace="b")  # 3 of a's
+    admitted(w, borrower)
+    assert not w.cache.fits_unborrowed("a", {"cpu": 2000})
+    assert w.cache.fits_unborrowed("a", {"cpu": 1000})
+
+
+def test_a_resource_the_queue_does_not_cover_fails_it_except_pods() -> None:
+    w = cohort_of_two()
+    assert w.cache.fits_unborrowed("a", {"cpu": 1000, "pods": 3})
+    assert not w.cache.fits_unborrowed("a", {"cpu": 1000, "memory": 1})
+    assert not w.cache.fits_unborrowed("gone", {"cpu": 1000})
+
+
+def test_a_shape_whose_early_try_fails_waits_for_the_period_once() -> None:
+    """Checked by resource, not by resource group: cpu fits in one flavor and memory in the
+    other, so the check passes a head that no single flavor holds."""
+    w = World(requeue_period=PERIOD)
+    w.flavor("f1")
+    w.flavor("f2")
+    w.cluster_queue("cq", [{"f1": {"cpu": 4, "memory": 0}, "f2": {"cpu": 0, "memory": 4}}])
+    w.local_queue("ns", "lq", "cq")
+    split = w.submit("split", "lq", {"cpu": 1, "memory": 1}, namespace="ns")
+    parked(w, split)
+
+    def admit_and_finish(name: str) -> None:
+        key = w.submit(name, "lq", {"cpu": 1}, namespace="ns")
+        admitted(w, key)
+        w.finish(key)
+
+    admit_and_finish("first")
+    assert isinstance(w.cycle().by_key[split], Pending)  # released early, failed again
+    tries = 0
+    for n in range(int(PERIOD) + 2):  # a release every cycle: none releases it early again
+        key = w.submit(f"other-{n}", "lq", {"cpu": 1}, namespace="ns")
+        result = w.cycle()
+        tries += split in result.by_key
+        w.finish(key)
+    assert tries == 1  # the period's retry only
+
+
+def test_total_requests_count_every_pod_but_the_reclaimable() -> None:
+    w = cohort_of_two()
+    key = w.submit("wl", "lq", {"cpu": 2}, namespace="a", count=3)
+    workload = w.workloads[key]
+    assert total_requests(workload) == {"cpu": 6000, "pods": 3}
+
+
+def test_room_for_one_head_releases_one_shape_the_first_in_queue_order() -> None:
+    w = World(requeue_period=PERIOD)
+    w.flavor("f")
+    w.cluster_queue("cq", [{"f": {"cpu": 1}}])
+    w.local_queue("ns", "lq", "cq")
+    holder = w.submit("holder", "lq", {"cpu": 1}, namespace="ns")
+    admitted(w, holder)
+    low = w.submit("low", "lq", {"cpu": 1}, namespace="ns", priority=1)
+    parked(w, low)
+    high = w.submit("high", "lq", {"cpu": 1}, namespace="ns", priority=2)
+    parked(w, high)
+    w.finish(holder)
+    assert list(w.cycle().by_key) == [high]  # low is not tried: no early failure for it
+    assert w.cycle().decisions == ()
+    w.finish(high)
+    admitted(w, low)
