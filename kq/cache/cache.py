@@ -202,6 +202,8 @@ class Cache:
             return False
         usage = self._usage
         for resource, amount in requests.items():
+            if amount <= 0:
+                continue  # asked for nothing: flavor assignment ignores it too
             covered = fits = False
             for fr, quota in node.quotas.items():
                 if fr[1] != resource:

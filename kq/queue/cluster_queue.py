@@ -60,10 +60,9 @@ class PendingQueue:
         # Per shape, its queued workloads that were neither tried nor told: kept across
         # requeues, so neither a release nor a cycle costs a walk over waiting workloads.
         self._untold: dict[Shape, set[str]] = {}
-        # Shapes released early since the last requeue (``release_shapes``): True until the
-        # first head tried is admitted (then the entry goes), False once one failed instead:
-        # no more early releases of it before the next requeue.
-        self._early: dict[Shape, bool] = {}
+        # Shapes released early since the last requeue (``release_shapes``) and not yet paid
+        # off by an admission: one that failed again is not released early before the requeue.
+        self._early: set[Shape] = set()
         self.inadmissible: dict[str, WorkloadInfo] = {}
         """Workloads parked one by one (not by shape) until a requeue or their own update."""
         self.inflight: dict[str, WorkloadInfo] = {}
@@ -247,8 +246,6 @@ class PendingQueue:
         elif reason in _SHAPE_FAILED and self.strategy.PARKS_EQUIVALENT:
             # Every workload of this shape would fail the same way until a requeue.
             self.parked_shapes.add(info.shape)
-            if self._early.get(info.shape):
-                self._early[info.shape] = False
             self.push(info)
             if words is not None:
                 due = now + PARKED_WORDS_AFTER_S
@@ -301,8 +298,8 @@ class PendingQueue:
     def done(self, key: str) -> None:
         """The head was admitted; it leaves the queue."""
         info = self.inflight.pop(key, None)
-        if info is not None and self._early.get(info.shape):
-            del self._early[info.shape]  # the early release paid off: it may come again
+        if info is not None:
+            self._early.discard(info.shape)  # an early release paid off: it may come again
         self._popped_at.pop(key, None)
         self._forget_preemptor(key)
 
@@ -350,7 +347,7 @@ class PendingQueue:
             if shape in self.parked_shapes:
                 self.parked_shapes.discard(shape)
                 self._parked_words.pop(shape, None)
-                self._early[shape] = True
+                self._early.add(shape)
                 self._reheads(shape)
 
     def park(self, info: WorkloadInfo) -> None:

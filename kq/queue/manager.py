@@ -205,6 +205,10 @@ class QueueManager:
         queue = self.queues.get(cq)
         return [] if queue is None or not queue.parked_shapes else queue.early_candidates()
 
+    def requests_of(self, key: str) -> Mapping[str, int]:
+        """A pending workload's requests in all, per resource, as the metrics count them."""
+        return self._requests_of.get(key, {})
+
     def release_shapes(self, cq: str, shapes: Iterable[Shape]) -> None:
         queue = self.queues.get(cq)
         if queue is not None:

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from kq.api.workload import Workload
 from kq.cache.cache import Cache
 from kq.queue.manager import QueueManager
 from kq.workload.info import Shape
@@ -31,25 +30,12 @@ def release_fitting(cache: Cache, queues: QueueManager, cluster_queues: Iterable
         claimed: dict[str, int] = {}
         for head in heads:
             together = dict(claimed)
-            for resource, amount in total_requests(head.obj).items():
+            for resource, amount in queues.requests_of(head.key).items():
                 together[resource] = together.get(resource, 0) + amount
+            pods = sum(pod_set.count for pod_set in head.obj.pod_sets)
+            together["pods"] = together.get("pods", 0) + pods  # counted where covered
             if cache.fits_unborrowed(cq, together):
                 fitting.append(head.shape)
                 claimed = together
         if fitting:
             queues.release_shapes(cq, fitting)
-
-
-def total_requests(workload: Workload) -> dict[str, int]:
-    """What a workload asks for at its full count, per resource, ``pods`` included."""
-    totals: dict[str, int] = {}
-    reclaimable = workload.reclaimable_pods
-    pods = 0
-    for pod_set in workload.pod_sets:
-        count = pod_set.count - reclaimable.get(pod_set.name, 0)
-        pods += count
-        for resource, amount in pod_set.requests.items():
-            if amount:
-                totals[resource] = totals.get(resource, 0) + amount * count
-    totals["pods"] = pods
-    return totals

@@ -5,7 +5,6 @@ one that would borrow waits for the period, and so does one whose early try fail
 from __future__ import annotations
 
 from kq.scheduler.decisions import Admit, Pending
-from kq.scheduler.early import total_requests
 from tests.core.world import World
 
 PERIOD = 10.0  # the world's clock moves one second per cycle
@@ -96,11 +95,20 @@ def test_a_shape_whose_early_try_fails_waits_for_the_period_once() -> None:
     assert tries == 1  # the period's retry only
 
 
-def test_total_requests_count_every_pod_but_the_reclaimable() -> None:
-    w = cohort_of_two()
-    key = w.submit("wl", "lq", {"cpu": 2}, namespace="a", count=3)
-    workload = w.workloads[key]
-    assert total_requests(workload) == {"cpu": 6000, "pods": 3}
+def test_a_queue_that_covers_pods_counts_the_heads_pods() -> None:
+    w = World(requeue_period=PERIOD)
+    w.flavor("f")
+    w.cluster_queue("cq", [{"f": {"cpu": 10, "pods": 2}}])
+    w.local_queue("ns", "lq", "cq")
+    holder = w.submit("holder", "lq", {"cpu": 1}, namespace="ns", count=2)
+    admitted(w, holder)
+    pair = w.submit("pair", "lq", {"cpu": 1}, namespace="ns", count=2)
+    parked(w, pair)
+    wide = w.submit("wide", "lq", {"cpu": 1}, namespace="ns", count=3)  # never fits 2 pods
+    parked(w, wide)
+    w.finish(holder)
+    assert list(w.cycle().by_key) == [pair]  # wide, 3 pods, is not released early
+    assert w.cycle().decisions == ()  # nor tried after pair
 
 
 def test_room_for_one_head_releases_one_shape_the_first_in_queue_order() -> None:
