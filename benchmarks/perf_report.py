@@ -289,4 +289,6 @@ def figures(report: Mapping[str, Any]) -> dict[str, float]:
         "cycle p50 us": report["cycles"]["p50Ms"] * 1e3,
         "cycle p99 us": report["cycles"]["p99Ms"] * 1e3,
         "controller peak RSS MiB": report["controller"]["peakRssMiB"],
+        # evicted work runs again: quota spent twice, and a write each way
+        "evictions": sum(c["evictions"] for c in report["timeToAdmissionMs"].values()),
     }

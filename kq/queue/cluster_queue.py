@@ -326,20 +326,18 @@ class PendingQueue:
             self.push(info)
         return moved + len(parked)
 
-    def early_candidates(self) -> list[WorkloadInfo]:
-        """The heads of parked shapes that may be released before the next requeue, in queue
-        order."""
+    def early_candidates(self) -> list[tuple[WorkloadInfo, bool]]:
+        """The heads of parked shapes in queue order, each with whether it may be released
+        before the next requeue (not if it was, and failed again)."""
         heads: list[WorkloadInfo] = []
-        early = self._early
         for shape in self.parked_shapes:
-            if shape in early:
-                continue
             top = self._top(shape)
             if top is not None:
                 heads.append(self._queued[top[-1]][0])
         if len(heads) > 1:
             heads.sort(key=self._order)
-        return heads
+        early = self._early
+        return [(head, head.shape not in early) for head in heads]
 
     def release_shapes(self, shapes: Iterable[Shape]) -> None:
         """Release these parked shapes ahead of the next requeue (``kq.scheduler.early``)."""

@@ -200,8 +200,8 @@ class QueueManager:
         """Retries of parked workloads wait for a requeue period."""
         return self._pacer is not None
 
-    def early_candidates(self, cq: str) -> list[WorkloadInfo]:
-        """Heads of ``cq``'s parked shapes that may be released early (``PendingQueue``)."""
+    def early_candidates(self, cq: str) -> list[tuple[WorkloadInfo, bool]]:
+        """Heads of ``cq``'s parked shapes, each with whether it may be released early."""
         queue = self.queues.get(cq)
         return [] if queue is None or not queue.parked_shapes else queue.early_candidates()
 

@@ -127,3 +127,44 @@ def test_room_for_one_head_releases_one_shape_the_first_in_queue_order() -> None
     assert w.cycle().decisions == ()
     w.finish(high)
     admitted(w, low)
+
+
+def preemptible_room(within: str) -> tuple[World, str, str, str]:
+    """A 4 cpu queue held by two priority-9 workloads, with a priority-5 head of 3 cpu and a
+    priority-1 head of 2 cpu parked; returns the world, the second holder, high and low."""
+    w = World(requeue_period=PERIOD)
+    w.flavor("f")
+    w.cluster_queue("cq", [{"f": {"cpu": 4}}], preemption={"withinClusterQueue": within})
+    w.local_queue("ns", "lq", "cq")
+    first = w.submit("first", "lq", {"cpu": 2}, namespace="ns", priority=9)
+    second = w.submit("second", "lq", {"cpu": 2}, namespace="ns", priority=9)
+    w.cycle()
+    w.cycle()
+    assert w.cache.holds_quota(first)
+    assert w.cache.holds_quota(second)
+    high = w.submit("high", "lq", {"cpu": 3}, namespace="ns", priority=5)
+    parked(w, high)
+    low = w.submit("low", "lq", {"cpu": 2}, namespace="ns", priority=1)
+    parked(w, low)
+    w.finish(first)  # room for low, not for high
+    return w, second, high, low
+
+
+def test_a_waiting_head_holds_back_the_heads_it_may_preempt() -> None:
+    """Admitted early into the room high waits for, low would be evicted by it at the period."""
+    w, second, high, low = preemptible_room("LowerPriority")
+    assert w.cycle().decisions == ()  # low is not released early
+    w.finish(second)
+    for _ in range(int(PERIOD) + 1):
+        result = w.cycle()
+        assert not any(d.victims for d in result.decisions if hasattr(d, "victims"))
+        if high in result.by_key:
+            break
+    assert w.cache.holds_quota(high)
+    assert not w.cache.holds_quota(low)
+
+
+def test_a_waiting_head_that_may_not_preempt_holds_nobody_back() -> None:
+    w, _, high, low = preemptible_room("Never")
+    admitted(w, low)
+    assert not w.cache.holds_quota(high)
