@@ -10,8 +10,8 @@ at the release that made the room. The check is by resource, not by resource gro
 pass a head that then fails; such a shape waits for the period, once per period.
 
 A head that does not fit holds back the heads its queue lets it preempt (lower priority, and
-newer equal priority under ``LowerOrNewerEqualPriority``): admitted early, they would be
-evicted when it is retried (the baseline mix: 3,099 medium workloads evicted by large ones).
+newer equal priority under ``LowerOrNewerEqualPriority``): admitted early into the room it
+waits for, they would be evicted when it is retried.
 """
 
 from __future__ import annotations
@@ -22,6 +22,8 @@ from kq.api.clusterqueue import ClusterQueue
 from kq.cache.cache import Cache
 from kq.queue.manager import QueueManager
 from kq.workload.info import Shape, WorkloadInfo
+
+_NOBODY = -(2**63)
 
 
 def release_fitting(cache: Cache, queues: QueueManager, cluster_queues: Iterable[str]) -> None:
@@ -53,9 +55,6 @@ def release_fitting(cache: Cache, queues: QueueManager, cluster_queues: Iterable
                 held_below = max(held_below, _holds_below(spec, head))
         if fitting:
             queues.release_shapes(cq, fitting)
-
-
-_NOBODY = -(2**63)
 
 
 def _holds_below(spec: ClusterQueue | None, waiting: WorkloadInfo) -> int:

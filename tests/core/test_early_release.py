@@ -129,9 +129,9 @@ def test_room_for_one_head_releases_one_shape_the_first_in_queue_order() -> None
     admitted(w, low)
 
 
-def preemptible_room(within: str) -> tuple[World, str, str, str]:
-    """A 4 cpu queue held by two priority-9 workloads, with a priority-5 head of 3 cpu and a
-    priority-1 head of 2 cpu parked; returns the world, the second holder, high and low."""
+def preemptible_room(within: str, low_priority: int = 1) -> tuple[World, str, str, str]:
+    """A 4 cpu queue held by two priority-9 workloads, with a priority-5 head of 3 cpu and an
+    newer 2 cpu head parked; returns the world, the second holder, high and low."""
     w = World(requeue_period=PERIOD)
     w.flavor("f")
     w.cluster_queue("cq", [{"f": {"cpu": 4}}], preemption={"withinClusterQueue": within})
@@ -144,7 +144,7 @@ def preemptible_room(within: str) -> tuple[World, str, str, str]:
     assert w.cache.holds_quota(second)
     high = w.submit("high", "lq", {"cpu": 3}, namespace="ns", priority=5)
     parked(w, high)
-    low = w.submit("low", "lq", {"cpu": 2}, namespace="ns", priority=1)
+    low = w.submit("low", "lq", {"cpu": 2}, namespace="ns", priority=low_priority)
     parked(w, low)
     w.finish(first)  # room for low, not for high
     return w, second, high, low
@@ -168,3 +168,10 @@ def test_a_waiting_head_that_may_not_preempt_holds_nobody_back() -> None:
     w, _, high, low = preemptible_room("Never")
     admitted(w, low)
     assert not w.cache.holds_quota(high)
+
+
+def test_equal_priority_is_held_only_where_newer_equals_may_be_preempted() -> None:
+    w, _, _, _ = preemptible_room("LowerOrNewerEqualPriority", low_priority=5)
+    assert w.cycle().decisions == ()  # low, newer at high's priority, is not released early
+    w, _, _, low = preemptible_room("LowerPriority", low_priority=5)
+    admitted(w, low)
