@@ -64,6 +64,7 @@ async def run(
     """``requeue_period``: kq's pacing of parked workloads' retries; ``None``: kq's default."""
     cycles: list[float] = []
     heads: list[int] = []
+    at: list[float] = []
     pending: list[int] = []
     samples: list[tuple[float, float, int]] = []
 
@@ -74,6 +75,7 @@ async def run(
         if result.decisions:
             cycles.append(seconds)
             heads.append(len(result.decisions))
+            at.append(time.time())  # the runner lines cycles up with its records
             # After the cycle: its admitted heads have left the queues already.
             pending.append(controller.feed.queues.pending_total())
 
@@ -127,6 +129,7 @@ async def run(
         "cycleS": cycles,
         "coreCpuS": core_cpu[0],
         "cycleHeads": heads,
+        "cycleAt": at,
         "cyclePending": pending,
         "rssSamples": samples,
         "rssEndMiB": rss_end,

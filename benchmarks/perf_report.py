@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from perf_runner import Record, Usage
+from perf_tail import show_tail, tail
 from scaling import CENTERS, cycles_by_pending, pct, rss_growth, scaling_ratio
 
 Object = dict[str, Any]
@@ -40,6 +41,7 @@ def summarize(run: Mapping[str, Any]) -> Object:
         "cycles": _cycles(ctl),
         "controller": _controller(ctl, len(records), admissions),
         "server": run["server"],
+        "tail": tail(run),
     }
 
 
@@ -204,6 +206,7 @@ def show(f: Mapping[str, Any]) -> None:
     if server["cpuS"] is not None:
         rss = f"(peak RSS {server['maxrssMiB']:.0f} MiB)"
         print(f"API server CPU            {server['cpuS']:8.1f} s  {rss}")
+    show_tail(f.get("tail"))
 
 
 def _show_writes(w: Mapping[str, Any], admissions: int) -> None:

@@ -8,8 +8,9 @@ admitted (the fake job controller), records every Workload change, and stops onc
 Finished. B1 gives the controller Kueue's client limits (QPS 50, burst 100 per kind); B2 is
 unthrottled. Prints wall time, admissions/s, time-to-admission per class, CQ usage, writes
 per admission by kind, the cycle-time histogram, cycle p50 by pending count, CPU per
-workload, RSS (peak, end, growth per 1,000 pending) and the machine's load, then checks the
-config's range spec (``perf_report.py``; the runner is ``perf_runner.py``).
+workload, RSS (peak, end, growth per 1,000 pending), the run's tail of lowest-priority
+admissions with each process's CPU in it (``perf_tail.py``) and the machine's load, then checks
+the config's range spec (``perf_report.py``; the runner is ``perf_runner.py``).
 
     .venv/bin/python benchmarks/scheduler_perf.py [--mode b1|b2] [--config baseline]
         [--scale 0.1] [--kubeconfig PATH | --real] [--fair-sharing] [--json PATH]
@@ -267,6 +268,16 @@ async def raw_patch_rate(client: KubeClient, patches: int = PROBE_PATCHES) -> fl
     return patches / (time.perf_counter() - started)
 
 
+async def sample_cpu(
+    samples: list[tuple[float, float | None, float, float]], server: list[int], controller: int
+) -> None:
+    """Each second: the time, and the server's, controller's and this runner's CPU so far."""
+    while True:
+        server_cpu = cpu_seconds(server) if server else None
+        samples.append((time.time(), server_cpu, cpu_seconds([controller]), time.process_time()))
+        await asyncio.sleep(1.0)
+
+
 async def _until_done(runner: Runner, controller: subprocess.Popen[bytes]) -> None:
     """Wait for every workload to finish; a controller that dies first fails the run rather
     than leaving it waiting for admissions that will never come."""
@@ -328,6 +339,8 @@ async def bench(
                 env={**os.environ, "KUBECONFIG": str(kubeconfig)},
             )
             started = time.time()
+            samples: list[tuple[float, float | None, float, float]] = []
+            sampling = asyncio.create_task(sample_cpu(samples, server_pids, controller.pid))
             try:
                 generators = [
                     asyncio.create_task(generate(runner, spec, wset, i))
@@ -340,6 +353,7 @@ async def bench(
                 ended = time.time()
                 controller_cpu = cpu_seconds([controller.pid])
             finally:
+                sampling.cancel()
                 controller.send_signal(signal.SIGTERM)
                 await asyncio.to_thread(controller.wait, 60)
             controller_stats = json.loads(stats_path.read_text()) if stats_path.exists() else {}
@@ -373,6 +387,7 @@ async def bench(
         "runnerStatusWrites": dict(runner.status_writes),
         "explained": len(runner.explained),
         "server": server,
+        "cpuSamples": samples,
     }
 
 
