@@ -37,6 +37,7 @@ def summarize(run: Mapping[str, Any]) -> Object:
         "timeToAdmissionMs": time_to_admission(records),
         "preemptions": preemptions(run),
         **_usage(run),
+        "cohorts": _cohorts(run),
         "writes": _writes(ctl, per),
         "cycles": _cycles(ctl),
         "controller": _controller(ctl, len(records), admissions),
@@ -90,6 +91,22 @@ def _usage(run: Mapping[str, Any]) -> Object:
         )
 
     return {"cqUsagePct": mean_usage(run["statusUsage"]), "heldPct": mean_usage(run["usage"])}
+
+
+def _cohorts(run: Mapping[str, Any]) -> Object:
+    """The fullest cohort's peak of held CPU against its nominal quota, and any cohort whose
+    peak exceeded it. Revisions before the peaks were recorded give nothing."""
+    nominal: Counter[str] = Counter()
+    for q in run["queues"]:
+        nominal[q.cohort or q.name] += q.nominal
+    peaks = {c: p for c, p in run.get("cohortPeak", {}).items() if nominal[c]}
+    if not peaks:
+        return {"peakPctOfNominal": None, "overCommitted": {}}
+    fullest = max(peaks, key=lambda c: peaks[c] / nominal[c])
+    return {
+        "peakPctOfNominal": peaks[fullest] * 100 / nominal[fullest],
+        "overCommitted": {c: [p, nominal[c]] for c, p in peaks.items() if p > nominal[c]},
+    }
 
 
 def _writes(ctl: Mapping[str, Any], per: int) -> Object:
@@ -199,6 +216,7 @@ def show(f: Mapping[str, Any]) -> None:
     print(f"ClusterQueue CPU usage    {f['cqUsagePct']:8.1f} % of nominal {measure}")
     held = "(admission to Finished, as the runner saw it)"
     print(f"  held by admitted work   {f['heldPct']:8.1f} % {held}")
+    _show_cohorts(f.get("cohorts") or {})
     _show_writes(f["writes"], admissions)
     _show_cycles(f["cycles"])
     _show_memory(f["controller"])
@@ -207,6 +225,15 @@ def show(f: Mapping[str, Any]) -> None:
         rss = f"(peak RSS {server['maxrssMiB']:.0f} MiB)"
         print(f"API server CPU            {server['cpuS']:8.1f} s  {rss}")
     show_tail(f.get("tail"))
+
+
+def _show_cohorts(c: Mapping[str, Any]) -> None:
+    if c.get("peakPctOfNominal") is None:
+        return
+    order = "(the runner's view, in the watch's order)"
+    print(f"  fullest cohort at peak  {c['peakPctOfNominal']:8.1f} % of its nominal {order}")
+    for cohort, (peak, nominal) in sorted(c["overCommitted"].items()):
+        print(f"  OVER-COMMITTED: {cohort} held {peak} CPU of {nominal}")
 
 
 def _show_writes(w: Mapping[str, Any], admissions: int) -> None:
@@ -256,8 +283,9 @@ def _show_memory(m: Mapping[str, Any]) -> None:
 
 
 def check(f: Mapping[str, Any], rangespec: Object | None) -> bool:
-    """Kueue's range spec, if any; a fake-job failure fails the run either way."""
-    ok = not f["failures"]
+    """Kueue's range spec, if any; a fake-job failure or an over-committed cohort fails the
+    run either way."""
+    ok = not f["failures"] and not (f.get("cohorts") or {}).get("overCommitted")
     if rangespec is None:
         return ok
     print("range spec:")

@@ -107,6 +107,12 @@ class Runner:
         controllers' eviction counts differ."""
         self.usage = Usage()
         self.status_usage = Usage()
+        self.cohort_of: dict[str, str] = {}
+        """Each ClusterQueue's cohort, for ``cohort_peak``."""
+        self.cohort_held: Counter[str] = Counter()
+        self.cohort_peak: Counter[str] = Counter()
+        """The most CPU each cohort's Workloads held at once, in the watch's order: the
+        server's own sequence of states, so above the cohort's quota means over-committed."""
         self.informer = Informer(client, WORKLOADS)
         self.informer.add_handler(self.changed)
         self.queues = Informer(client, CLUSTER_QUEUES)
@@ -132,7 +138,7 @@ class Runner:
         finished = is_true(obj, "Finished")
         holds = not finished and (obj.get("status") or {}).get("admission") is not None
         if holds != record.holds:
-            self.usage.move(record.cluster_queue, record.cpu if holds else -record.cpu, now)
+            self._hold(record, record.cpu if holds else -record.cpu, now)
             record.holds = holds
         waits = (condition(obj, "QuotaReserved") or {}).get("status") == "False"
         if waits and not record.admissions:
@@ -159,6 +165,13 @@ class Runner:
             self.finished += 1
             if self.finished == self.expected:
                 self.done.set()
+
+    def _hold(self, record: Record, delta: int, now: float) -> None:
+        self.usage.move(record.cluster_queue, delta, now)
+        cohort = self.cohort_of.get(record.cluster_queue)
+        if cohort is not None:
+            self.cohort_held[cohort] += delta
+            self.cohort_peak[cohort] = max(self.cohort_peak[cohort], self.cohort_held[cohort])
 
     def _count_preemption(self, record: Record, obj: Object) -> None:
         preempted = condition(obj, "Preempted") or {}
