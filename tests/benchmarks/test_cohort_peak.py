@@ -10,7 +10,7 @@ import pytest
 from perf_report import _cohorts, check
 from perf_runner import Record, Runner
 
-from kq.runtime.store import Change
+from kq.runtime.store import Change, EventType
 
 
 def workload(name: str, cq: str, *, reserved: bool, finished: bool = False) -> dict[str, Any]:
@@ -36,8 +36,8 @@ def test_the_runner_keeps_each_cohorts_peak_of_held_cpu() -> None:
         ("w4", "solo", True, False),
         ("w3", "a", False, False),  # released: 8
     ):
-        runner.changed(Change("MODIFIED", workload(name, cq, reserved=reserved,
-                                                   finished=finished), None))  # fmt: skip
+        obj = workload(name, cq, reserved=reserved, finished=finished)
+        runner.changed(Change(EventType.MODIFIED, obj, None))
     assert runner.cohort_peak == {"c": 16, "solo": 3}
     assert runner.cohort_held == {"c": 8, "solo": 3}
 
