@@ -33,7 +33,13 @@ from pathlib import Path
 from typing import Any
 
 from compare import load
-from perf_report import preemptions, show_preemptions, time_to_admission
+from perf_report import (
+    cohort_peaks,
+    preemptions,
+    quota_in_use,
+    show_preemptions,
+    time_to_admission,
+)
 from scheduler_perf import HERE, PROBE_PATCHES, QueueSpec, bench, load_config
 
 sys.path.insert(0, str(HERE.parent))
@@ -171,6 +177,9 @@ def figures(controller: str, run: dict[str, Any], served: Counter[Key]) -> dict[
         "allWrites": sum(n for n in ours.values() if n > 0) / max(1, admissions),
         "writes": {f"{v} {r}": n for (v, r), n in sorted(ours.items()) if n > 0},
         "preemptions": preemptions(run),
+        # Kueue's measure (ClusterQueue status) and the quota held as the runner saw it
+        **quota_in_use(run),
+        "cohortPeakPct": cohort_peaks(run)["peakPctOfNominal"] or 0.0,
         **_per_class(run),
     }
 
@@ -187,7 +196,7 @@ def _per_class(run: dict[str, Any]) -> dict[str, float]:
 def report(rounds: list[dict[str, Any]]) -> None:
     names: tuple[str, ...] = ("wallS", "admissions", "evictions", "cpuPerWorkloadMs")
     names += ("workloadStatusWrites", "withReleases", "eventWrites", "allWrites", "explainedShare")
-    names += ("coreUsPerAdmission",)
+    names += ("coreUsPerAdmission", "cqUsagePct", "heldPct", "cohortPeakPct")
     names += tuple(k for k in rounds[0] if k.startswith(("evictions ", "ttaMeanS ")))
     by = {c: [r for r in rounds if r["controller"] == c] for c in ("kq", "kueue")}
     print(f"{'figure (median)':28s} {'kq':>10s} {'Kueue':>10s} {'kq/Kueue':>9s}")

@@ -36,8 +36,8 @@ def summarize(run: Mapping[str, Any]) -> Object:
         "rawPatchRate": run["rawPatchRate"],
         "timeToAdmissionMs": time_to_admission(records),
         "preemptions": preemptions(run),
-        **_usage(run),
-        "cohorts": _cohorts(run),
+        **quota_in_use(run),
+        "cohorts": cohort_peaks(run),
         "writes": _writes(ctl, per),
         "cycles": _cycles(ctl),
         "controller": _controller(ctl, len(records), admissions),
@@ -82,7 +82,7 @@ def show_preemptions(rows: list[Object]) -> None:
         print(f"  {row['count']:6d}  {row['victim']:7s} by {row['preemptor']:7s} {row['reason']}")
 
 
-def _usage(run: Mapping[str, Any]) -> Object:
+def quota_in_use(run: Mapping[str, Any]) -> Object:
     elapsed = run["makespanS"]
 
     def mean_usage(usage: Usage) -> float:
@@ -93,7 +93,7 @@ def _usage(run: Mapping[str, Any]) -> Object:
     return {"cqUsagePct": mean_usage(run["statusUsage"]), "heldPct": mean_usage(run["usage"])}
 
 
-def _cohorts(run: Mapping[str, Any]) -> Object:
+def cohort_peaks(run: Mapping[str, Any]) -> Object:
     """The fullest cohort's peak of held CPU against its nominal quota, and any cohort whose
     peak exceeded it. Revisions before the peaks were recorded give nothing."""
     nominal: Counter[str] = Counter()

@@ -7,7 +7,7 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
-from perf_report import _cohorts, check
+from perf_report import check, cohort_peaks
 from perf_runner import Record, Runner
 
 from kq.runtime.store import Change, EventType
@@ -49,14 +49,14 @@ def report(peaks: dict[str, int]) -> dict[str, Any]:
 
 
 def test_a_peak_above_the_cohorts_nominal_quota_fails_the_run() -> None:
-    within = _cohorts(report({"c": 16, "solo": 10}))
+    within = cohort_peaks(report({"c": 16, "solo": 10}))
     assert within["peakPctOfNominal"] == pytest.approx(100.0)  # solo: 10 of 10
     assert within["overCommitted"] == {}
-    over = _cohorts(report({"c": 21, "solo": 3}))
+    over = cohort_peaks(report({"c": 21, "solo": 3}))
     assert over["overCommitted"] == {"c": [21, 20]}
     assert check({"failures": [], "cohorts": within}, None)
     assert not check({"failures": [], "cohorts": over}, None)
 
 
 def test_a_run_without_peaks_reports_none() -> None:
-    assert _cohorts({"queues": []}) == {"peakPctOfNominal": None, "overCommitted": {}}
+    assert cohort_peaks({"queues": []}) == {"peakPctOfNominal": None, "overCommitted": {}}
