@@ -66,12 +66,18 @@ async def events_until(
     """The namespace's Events in the order written, once ``done`` holds for them: the
     simulated cluster writes its Events after the changes they tell of, as a cluster does."""
 
+    seen: set[str] = set()
+
     async def listed() -> list[dict[str, Any]] | None:
         items = (await client.list(EVENTS, namespace=ns))["items"]
         items.sort(key=lambda e: int(e["metadata"]["resourceVersion"]))
+        seen.update(str(e.get("reason")) for e in items)
         return items if done(items) else None
 
-    return await wait_for(listed, what)
+    try:
+        return await wait_for(listed, what)
+    except AssertionError as exc:  # which were there tells a late Event from a lost one
+        raise AssertionError(f"{exc}; reasons seen: {sorted(seen)}") from exc
 
 
 async def pods(client: KubeClient, ns: str, selector: str = "") -> list[dict[str, Any]]:
