@@ -96,9 +96,10 @@ def quota_in_use(run: Mapping[str, Any]) -> Object:
 def cohort_peaks(run: Mapping[str, Any]) -> Object:
     """The fullest cohort's peak of held CPU against its nominal quota, and any cohort whose
     peak exceeded it. Revisions before the peaks were recorded give nothing."""
+    cohort_of = run.get("cohortOf", {})
     nominal: Counter[str] = Counter()
     for q in run["queues"]:
-        nominal[q.cohort or q.name] += q.nominal
+        nominal[cohort_of.get(q.name, q.name)] += q.nominal
     peaks = {c: p for c, p in run.get("cohortPeak", {}).items() if nominal[c]}
     if not peaks:
         return {"peakPctOfNominal": None, "overCommitted": {}}

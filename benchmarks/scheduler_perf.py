@@ -309,6 +309,7 @@ async def bench(
         patch_rate = await raw_patch_rate(client)
         await create_queues(client, queues)
         runner = Runner(client, complete_evictions=controller_argv is not None)
+        # a ClusterQueue without a cohort is one of its own
         runner.cohort_of = {spec.name: spec.cohort or spec.name for spec in queues}
         runner.expected = sum(s.count * len(s.workloads) for spec in queues for s in spec.sets)
         watching = asyncio.gather(runner.informer.run(), runner.queues.run(), runner.sweep())
@@ -379,6 +380,7 @@ async def bench(
         "records": runner.records,
         "preemptions": runner.preemptions,
         "usage": runner.usage,
+        "cohortOf": runner.cohort_of,
         "cohortPeak": dict(runner.cohort_peak),
         "statusUsage": runner.status_usage,
         "queues": queues,

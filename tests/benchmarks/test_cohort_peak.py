@@ -43,9 +43,9 @@ def test_the_runner_keeps_each_cohorts_peak_of_held_cpu() -> None:
 
 
 def report(peaks: dict[str, int]) -> dict[str, Any]:
-    queues = [SimpleNamespace(name=n, cohort=c, nominal=10)
-              for n, c in (("a", "c"), ("b", "c"), ("solo", ""))]  # fmt: skip
-    return {"queues": queues, "cohortPeak": peaks}
+    queues = [SimpleNamespace(name=n, nominal=10) for n in ("a", "b", "solo")]
+    return {"queues": queues, "cohortOf": {"a": "c", "b": "c", "solo": "solo"},
+            "cohortPeak": peaks}  # fmt: skip
 
 
 def test_a_peak_above_the_cohorts_nominal_quota_fails_the_run() -> None:
